@@ -1,0 +1,30 @@
+# make run | check | shell | series | bench | clean  (see README.md)
+ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
+H := $(ROOT)/harness
+export BUILD := $(ROOT)/build
+# default, or debug (KASAN, lockdep, DEBUG_VM, ...)
+VARIANT ?= default
+
+.PHONY: run check shell series apply kernel clean
+
+run: kernel
+	@$(H)/boot $(VARIANT) run
+
+check:
+	@$(H)/check
+
+shell: kernel
+	@$(H)/boot $(VARIANT) shell
+
+series: apply
+	@$(H)/format-series
+
+kernel: apply
+	@$(H)/build $(VARIANT)
+
+apply:
+	@$(H)/deps
+	@$(H)/apply-series
+
+clean:
+	rm -rf $(BUILD)
