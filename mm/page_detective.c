@@ -271,9 +271,10 @@ static int pd_describe_page(struct pd_query *q)
 	if (folio) {
 		q->refcount = folio_ref_count(folio) - 1;
 		q->mapcount = folio_precise_page_mapcount(folio, q->page);
-		seq_buf_printf(&q->s, "folio: order %u, %zu bytes, page %lu of it\n",
+		seq_buf_printf(&q->s, "folio: order %u, %zu bytes, page %lu of it%s\n",
 			       folio_order(folio), folio_size(folio),
-			       folio_page_idx(folio, q->page));
+			       folio_page_idx(folio, q->page),
+			       is_zero_pfn(q->pfn) ? ", the shared zero page" : "");
 	} else {
 		/* Nothing pins a free page: this is all a snapshot. */
 		q->refcount = page_ref_count(q->page);
@@ -444,10 +445,10 @@ static void pd_list_found(struct pd_query *q, struct task_struct *task,
 			q->unlisted++;
 			continue;
 		}
-		seq_buf_printf(&q->s, "user: pid %d (%s) %#lx %s%s%s ",
-			       task_tgid_nr(task), task->comm, m->addr, m->level,
-			       m->note ? ", not counted: " : "",
-			       m->note ?: "");
+		seq_buf_printf(&q->s, "user: pid %d (%s) %#lx %s ",
+			       task_tgid_nr(task), task->comm, m->addr, m->level);
+		if (m->note)
+			seq_buf_printf(&q->s, "(%s, not counted) ", m->note);
 		if (shared)
 			seq_buf_puts(&q->s, "(mm shared with other processes) ");
 		if (vma)

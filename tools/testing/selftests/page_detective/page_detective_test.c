@@ -1,14 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Page Detective selftests: every value a report gives is checked against a
- * source Page Detective does not use.
+ * Page Detective selftests: each case makes a page of a known kind, asks
+ * about it with virt and with phys, and checks every value of the report
+ * against a source Page Detective does not use: the PFN against
+ * /proc/PID/pagemap, the mapcount against /proc/kpagecount, the flags
+ * against /proc/kpageflags, the memcg against /proc/kpagecgroup and the
+ * cgroup2 mount, the user mappings against the mappings the test made.
  */
 #define _GNU_SOURCE
+#include <linux/capability.h>
+#include <linux/kernel-page-flags.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "pd_util.h"
 #include "../kselftest_harness.h"
+
+/* Kernel-internal /proc/kpageflags bits (include/linux/kernel-page-flags.h). */
+#define KPF_RESERVED	32
+
+#define BIT64(nr)	(1ULL << (nr))
 
 FIXTURE(pd)
 {
@@ -36,94 +48,879 @@ FIXTURE_TEARDOWN(pd)
 	free(self->report);
 }
 
-/* A private anonymous page of ours, populated, never a THP. */
-static char *map_private_anon(unsigned long size)
+/* ---- What a report must say -------------------------------------------- */
+
+struct expect_map {
+	pid_t pid;
+	void *addr;
+	const char *level;
+	bool counted;
+	const char *name;	/* NULL: not checked */
+};
+
+struct expect {
+	unsigned long pfn;
+	const struct expect_map *maps;	/* every user mapping, exactly */
+	int nr_maps;
+	bool more_maps;		/* others may map the page too */
+	const char *memcg;	/* NULL: only checked against kpagecgroup */
+};
+
+/* The address the direct map gives physical address 0, once known. */
+static unsigned long direct_map_base;
+
+/*
+ * Check @report, on the page at e->pfn, against the kernel's other
+ * interfaces.  /proc/kpageflags is read after the query too: a bit that
+ * changed since @kpf_before (read before it) is not compared.
+ */
+static void check_report(struct __test_metadata *_metadata, const char *report,
+			 const struct expect *e, uint64_t kpf_before)
+{
+	uint64_t kpf = kpage_read("kpageflags", e->pfn);
+	uint64_t stable = ~(kpf ^ kpf_before);
+	const struct pd_kernel_map *direct;
+	struct pd_parsed *r;
+	long counted = 0, pids = 0;
+	uint64_t ino;
+	int i, j;
+
+	r = malloc(sizeof(*r));
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(0, pd_parse(report, r)) TH_LOG("%s", report);
+
+	EXPECT_EQ(e->pfn, r->sum.pfn);
+	EXPECT_EQ(kpage_read("kpagecount", e->pfn), r->sum.mapcount)
+		TH_LOG("%s", report);
+	EXPECT_STREQ("ok", r->sum.verdict) TH_LOG("%s", report);
+
+	/* memcg: the cgroup whose inode /proc/kpagecgroup gives. */
+	ino = kpage_read("kpagecgroup", e->pfn);
+	EXPECT_EQ(strcmp(r->sum.memcg, "none") ? pd_cgroup_ino(r->sum.memcg) : 0,
+		  ino) TH_LOG("memcg %s", r->sum.memcg);
+	if (e->memcg)
+		EXPECT_STREQ(e->memcg, r->sum.memcg);
+
+	/* Flags, where /proc/kpageflags says the same thing otherwise. */
+#define EXPECT_KPF(bit, cond) do {					\
+		if (stable & BIT64(bit))				\
+			EXPECT_EQ(!!(kpf & BIT64(bit)), !!(cond))	\
+				TH_LOG(#bit " %s", report);		\
+	} while (0)
+	EXPECT_KPF(KPF_LRU, pd_has_flag(r, "lru"));
+	EXPECT_KPF(KPF_DIRTY, pd_has_flag(r, "dirty"));
+	EXPECT_KPF(KPF_SWAPBACKED, pd_has_flag(r, "swapbacked"));
+	EXPECT_KPF(KPF_UPTODATE, pd_has_flag(r, "uptodate"));
+	EXPECT_KPF(KPF_RESERVED, pd_has_flag(r, "reserved"));
+	EXPECT_KPF(KPF_SLAB, !strcmp(r->page_type, "slab"));
+	EXPECT_KPF(KPF_PGTABLE, !strcmp(r->page_type, "table"));
+	EXPECT_KPF(KPF_HUGE, !strcmp(r->page_type, "hugetlb"));
+	/*
+	 * Not KPF_KSM: 6.12's stable_page_flags() tests the KSM bits with
+	 * "mapping & PAGE_MAPPING_KSM", true for every anonymous page.
+	 */
+	if (!r->page_type[0])
+		EXPECT_KPF(KPF_ANON, !strcmp(r->kind, "anon") ||
+				     !strcmp(r->kind, "ksm"));
+	if (r->pinned) {
+		EXPECT_KPF(KPF_COMPOUND_HEAD, r->order && !r->idx);
+		EXPECT_KPF(KPF_COMPOUND_TAIL, r->idx);
+		if (!(kpf & BIT64(KPF_HUGE)))
+			EXPECT_KPF(KPF_THP, r->order && r->kind[0]);
+	}
+	/* The huge zero page is a THP that the report does not name. */
+	if (!(kpf & BIT64(KPF_THP)))
+		EXPECT_KPF(KPF_ZERO_PAGE, r->zero_page);
+	/* A free page cannot be pinned. */
+	if (stable & kpf & BIT64(KPF_BUDDY))
+		EXPECT_FALSE(r->pinned);
+
+	/* User mappings: the ones the test made, and no other. */
+	if (!e->more_maps)
+		EXPECT_EQ(e->nr_maps, r->nr_user) TH_LOG("%s", report);
+	for (i = 0; i < e->nr_maps; i++) {
+		const struct expect_map *x = &e->maps[i];
+		const struct pd_user_map *m;
+
+		m = pd_user_map(r, x->pid, (unsigned long)x->addr);
+		EXPECT_NE(NULL, m) TH_LOG("no pid %d %p: %s", x->pid, x->addr,
+					  report);
+		/* The process's own pagemap agrees that it maps the page. */
+		EXPECT_EQ(e->pfn, pagemap_pfn(x->pid, x->addr));
+		if (!m)
+			continue;
+		EXPECT_STREQ(x->level, m->level);
+		EXPECT_EQ(x->counted, m->counted);
+		if (x->name)
+			EXPECT_STREQ(x->name, m->name);
+		counted += x->counted;
+		for (j = 0; j < i && e->maps[j].pid != x->pid; j++)
+			;
+		pids += j == i;
+	}
+	if (!e->more_maps) {
+		EXPECT_EQ(counted, r->sum.user_mappings);
+		EXPECT_EQ(pids, r->sum.processes);
+	}
+
+	/*
+	 * The direct map maps every page at one offset from its physical
+	 * address; DEBUG_PAGEALLOC unmaps free pages from it.
+	 */
+	direct = pd_kernel_map(r, "direct map");
+	EXPECT_TRUE(direct || r->direct_map_unmapped) TH_LOG("%s", report);
+	if (direct) {
+		unsigned long base = direct->addr - e->pfn * pd_page_size();
+
+		if (!direct_map_base)
+			direct_map_base = base;
+		EXPECT_EQ(direct_map_base, base);
+	}
+	free(r);
+}
+
+/* The leaf of a virt report: its level, and that it maps @pfn. */
+static void check_leaf(struct __test_metadata *_metadata, const char *report,
+		       const char *level, unsigned long pfn)
+{
+	struct pd_parsed *r = malloc(sizeof(*r));
+
+	ASSERT_NE(NULL, r);
+	pd_parse(report, r);
+	EXPECT_STREQ(level, r->leaf) TH_LOG("%s", report);
+	EXPECT_EQ(pfn, r->leaf_pfn);
+	free(r);
+}
+
+/*
+ * Ask about the page that @pid maps at @addr, with virt, and about its
+ * PFN, with phys; check both reports.
+ */
+static void check_both(struct __test_metadata *_metadata, char *report,
+		       pid_t pid, void *addr, const char *leaf,
+		       const struct expect *e)
+{
+	uint64_t kpf;
+
+	ASSERT_NE(0, e->pfn);
+	kpf = kpage_read("kpageflags", e->pfn);
+	ASSERT_EQ(0, pd_virt(pid, addr, report, PD_REPORT_SIZE))
+		TH_LOG("%s", report);
+	check_leaf(_metadata, report, leaf, e->pfn);
+	check_report(_metadata, report, e, kpf);
+
+	kpf = kpage_read("kpageflags", e->pfn);
+	ASSERT_EQ(0, pd_phys(e->pfn, report, PD_REPORT_SIZE))
+		TH_LOG("%s", report);
+	check_report(_metadata, report, e, kpf);
+}
+
+/* ---- Pages to ask about -------------------------------------------------- */
+
+/* Populated private anonymous memory, never THP unless @thp. */
+static char *map_anon(unsigned long size, int flags, bool thp)
 {
 	char *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		       flags | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		return NULL;
-	madvise(p, size, MADV_NOHUGEPAGE);
+	madvise(p, size, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	memset(p, 0x5a, size);
 	return p;
 }
 
-/* The report on our private anonymous page, by either route. */
-static void check_private_anon(struct __test_metadata *_metadata,
-			       const char *report, const char *page,
-			       unsigned long pfn)
+static int do_nothing(void *arg)
 {
-	struct pd_summary s;
-	char needle[64];
-
-	ASSERT_EQ(0, pd_parse_summary(report, &s)) TH_LOG("%s", report);
-	EXPECT_EQ(pfn, s.pfn);
-	EXPECT_EQ(kpage_read("kpagecount", pfn), s.mapcount);
-	EXPECT_EQ(1, s.mapcount);
-	EXPECT_EQ(1, s.user_mappings);
-	EXPECT_EQ(1, s.processes);
-	EXPECT_GE(s.refcount, 1);
-	EXPECT_GE(s.kernel_mappings, 1);
-	EXPECT_STREQ("ok", s.verdict);
-	/* The one user mapping is ours, at our address. */
-	snprintf(needle, sizeof(needle), "pid %d ", getpid());
-	EXPECT_TRUE(pd_has_line(report, "user: ", needle));
-	snprintf(needle, sizeof(needle), " %p pte", page);
-	EXPECT_TRUE(pd_has_line(report, "user: ", needle)) TH_LOG("%s", report);
-	/* The direct map, where the page is, is one of the kernel mappings. */
-	EXPECT_TRUE(pd_has_line(report, "kernel: ", "direct map"));
-	EXPECT_TRUE(pd_has_line(report, "anon flags: ", "")) TH_LOG("%s", report);
+	return 0;
 }
 
-TEST_F(pd, virt_private_anon)
+static int write_page(void *arg)
 {
-	char *page = map_private_anon(self->page_size);
-	unsigned long pfn;
-
-	ASSERT_NE(NULL, page);
-	pfn = pagemap_pfn(0, page);
-	ASSERT_NE(0, pfn);
-
-	ASSERT_EQ(0, pd_virt(getpid(), page, self->report, PD_REPORT_SIZE))
-		TH_LOG("%s", self->report);
-	EXPECT_TRUE(pd_has_line(self->report, "leaf: ", "pte"));
-	check_private_anon(_metadata, self->report, page, pfn);
-	munmap(page, self->page_size);
+	memset(arg, 0x6b, 16);
+	return 0;
 }
 
-TEST_F(pd, phys_private_anon)
+/* A shared mapping is not populated in a child until the child faults. */
+static int read_page(void *arg)
 {
-	char *page = map_private_anon(self->page_size);
-	unsigned long pfn;
-
-	ASSERT_NE(NULL, page);
-	pfn = pagemap_pfn(0, page);
-	ASSERT_NE(0, pfn);
-
-	ASSERT_EQ(0, pd_phys(pfn, self->report, PD_REPORT_SIZE))
-		TH_LOG("%s", self->report);
-	check_private_anon(_metadata, self->report, page, pfn);
-	munmap(page, self->page_size);
+	return *(volatile char *)arg != 0x5a;
 }
 
-/* An address inside the page works as well as its start. */
-TEST_F(pd, virt_unaligned_address)
+/* ---- Anonymous memory ------------------------------------------------------ */
+
+TEST_F(pd, private_anon)
 {
-	char *page = map_private_anon(self->page_size);
-	struct pd_summary s;
+	char *page = map_anon(self->page_size, MAP_PRIVATE, false);
+	struct expect_map maps[] = { { getpid(), page, "pte", true } };
+	struct expect e = { pagemap_pfn(0, page), maps, 1 };
 
 	ASSERT_NE(NULL, page);
+	check_both(_metadata, self->report, getpid(), page, "pte", &e);
+	/* An address inside the page is the page. */
 	ASSERT_EQ(0, pd_virt(getpid(), page + 123, self->report, PD_REPORT_SIZE));
+	check_leaf(_metadata, self->report, "pte", e.pfn);
+	munmap(page, self->page_size);
+}
+
+/* After fork, both processes map the page until one of them writes. */
+TEST_F(pd, anon_after_fork)
+{
+	char *page = map_anon(self->page_size, MAP_PRIVATE, false);
+	struct pd_child child;
+
+	ASSERT_NE(NULL, page);
+	ASSERT_EQ(0, pd_child_start(&child, do_nothing, NULL));
+	struct expect_map maps[] = {
+		{ getpid(), page, "pte", true },
+		{ child.pid, page, "pte", true },
+	};
+	struct expect e = { pagemap_pfn(0, page), maps, 2 };
+
+	check_both(_metadata, self->report, child.pid, page, "pte", &e);
+	EXPECT_EQ(0, pd_child_end(&child));
+	munmap(page, self->page_size);
+}
+
+TEST_F(pd, anon_after_fork_and_write)
+{
+	char *page = map_anon(self->page_size, MAP_PRIVATE, false);
+	unsigned long ours, theirs;
+	struct pd_child child;
+
+	ASSERT_NE(NULL, page);
+	ASSERT_EQ(0, pd_child_start(&child, write_page, page));
+	ours = pagemap_pfn(0, page);
+	theirs = pagemap_pfn(child.pid, page);
+	EXPECT_NE(ours, theirs);
+	struct expect_map mine[] = { { getpid(), page, "pte", true } };
+	struct expect_map its[] = { { child.pid, page, "pte", true } };
+	struct expect e_ours = { ours, mine, 1 };
+	struct expect e_theirs = { theirs, its, 1 };
+
+	check_both(_metadata, self->report, getpid(), page, "pte", &e_ours);
+	check_both(_metadata, self->report, child.pid, page, "pte",
+		   &e_theirs);
+	EXPECT_EQ(0, pd_child_end(&child));
+	munmap(page, self->page_size);
+}
+
+TEST_F(pd, shared_anon_three_processes)
+{
+	char *page = map_anon(self->page_size, MAP_SHARED, false);
+	struct pd_child one, two;
+
+	ASSERT_NE(NULL, page);
+	ASSERT_EQ(0, pd_child_start(&one, read_page, page));
+	ASSERT_EQ(0, pd_child_start(&two, read_page, page));
+	struct expect_map maps[] = {
+		{ getpid(), page, "pte", true, "/dev/zero (deleted)" },
+		{ one.pid, page, "pte", true, "/dev/zero (deleted)" },
+		{ two.pid, page, "pte", true, "/dev/zero (deleted)" },
+	};
+	struct expect e = { pagemap_pfn(0, page), maps, 3 };
+
+	check_both(_metadata, self->report, two.pid, page, "pte", &e);
+	EXPECT_EQ(0, pd_child_end(&one));
+	EXPECT_EQ(0, pd_child_end(&two));
+	munmap(page, self->page_size);
+}
+
+/* The shared zero page: mapped, listed as special, not counted. */
+TEST_F(pd, zero_page)
+{
+	char *p = mmap(NULL, self->page_size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct expect_map maps[] = { { getpid(), p, "pte", false } };
+	struct expect e = { 0, maps, 1, .more_maps = true };
+	struct pd_parsed *r = malloc(sizeof(*r));
+	volatile char c;
+	int i;
+
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_NE(NULL, r);
+	madvise(p, self->page_size, MADV_NOHUGEPAGE);
+	c = p[0];
+	(void)c;
+	e.pfn = pagemap_pfn(0, p);
+	ASSERT_NE(0, kpage_read("kpageflags", e.pfn) & BIT64(KPF_ZERO_PAGE));
+
+	check_both(_metadata, self->report, getpid(), p, "pte", &e);
+	ASSERT_EQ(0, pd_parse(self->report, r));
+	EXPECT_TRUE(r->zero_page);
+	EXPECT_EQ(0, r->sum.mapcount);
+	EXPECT_EQ(0, r->sum.user_mappings);
+	for (i = 0; i < r->nr_user; i++)
+		EXPECT_FALSE(r->user[i].counted);
+	free(r);
+	munmap(p, self->page_size);
+}
+
+/* ---- Files ------------------------------------------------------------------ */
+
+/* A one-page file at @path, mapped shared at an address of our own. */
+static char *map_file(const char *path, unsigned long size, int *fd)
+{
+	char *p;
+
+	*fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (*fd < 0)
+		return NULL;
+	if (ftruncate(*fd, size))
+		return NULL;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	memset(p, 0x7c, size);
+	return p;
+}
+
+struct file_child {
+	const char *path;
+	char *addr;	/* where the child maps it: shared memory */
+};
+
+/* In the child: map the file again, elsewhere, and read it. */
+static int map_file_again(void *arg)
+{
+	struct file_child *fc = arg;
+	volatile char c;
+	int fd = open(fc->path, O_RDONLY);
+
+	if (fd < 0)
+		return 1;
+	/* A page before it makes the address differ from the parent's. */
+	mmap(NULL, pd_page_size(), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fc->addr = mmap(NULL, pd_page_size(), PROT_READ, MAP_SHARED, fd, 0);
+	if (fc->addr == MAP_FAILED)
+		return 2;
+	c = fc->addr[0];
+	(void)c;
+	return 0;
+}
+
+static void check_page_cache(struct __test_metadata *_metadata, char *report,
+			     const char *path)
+{
+	struct file_child *fc = mmap(NULL, sizeof(*fc), PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct pd_child child;
+	char *page;
+	int fd;
+
+	ASSERT_NE(MAP_FAILED, fc);
+	page = map_file(path, pd_page_size(), &fd);
+	ASSERT_NE(NULL, page);
+	fc->path = path;
+	ASSERT_EQ(0, pd_child_start(&child, map_file_again, fc));
+	EXPECT_NE(page, fc->addr);
+	struct expect_map maps[] = {
+		{ getpid(), page, "pte", true, path },
+		{ child.pid, fc->addr, "pte", true, path },
+	};
+	struct expect e = { pagemap_pfn(0, page), maps, 2 };
+
+	check_both(_metadata, report, child.pid, fc->addr, "pte", &e);
+	EXPECT_EQ(0, pd_child_end(&child));
+	munmap(page, pd_page_size());
+	close(fd);
+	unlink(path);
+	munmap(fc, sizeof(*fc));
+}
+
+TEST_F(pd, page_cache_tmpfs)
+{
+	check_page_cache(_metadata, self->report, "/tmp/pd_page_cache");
+}
+
+TEST_F(pd, page_cache_ext4)
+{
+	FILE *f = fopen("/proc/mounts", "r");
+	char line[256];
+	bool ext4 = false;
+
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f))
+		ext4 |= !!strstr(line, " /mnt/ext4 ext4 ");
+	fclose(f);
+	if (!ext4)
+		SKIP(return, "no ext4 filesystem mounted on /mnt/ext4");
+	check_page_cache(_metadata, self->report, "/mnt/ext4/pd_page_cache");
+}
+
+/* A memfd page, mapped twice in one process: two VMAs, one process. */
+TEST_F(pd, memfd_mapped_twice)
+{
+	int fd = memfd_create("pd", 0);
+	char *one, *two;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, ftruncate(fd, self->page_size));
+	one = mmap(NULL, self->page_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	two = mmap(NULL, self->page_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, one);
+	ASSERT_NE(MAP_FAILED, two);
+	one[0] = 1;
+	EXPECT_EQ(1, two[0]);
+	struct expect_map maps[] = {
+		{ getpid(), one, "pte", true, "/memfd:pd (deleted)" },
+		{ getpid(), two, "pte", true, "/memfd:pd (deleted)" },
+	};
+	struct expect e = { pagemap_pfn(0, one), maps, 2 };
+
+	EXPECT_EQ(e.pfn, pagemap_pfn(0, two));
+	check_both(_metadata, self->report, getpid(), two, "pte", &e);
+	munmap(one, self->page_size);
+	munmap(two, self->page_size);
+	close(fd);
+}
+
+/* ---- Huge pages ------------------------------------------------------------- */
+
+#define PMD_SIZE_2M	(2UL << 20)
+
+/* A PMD-mapped anonymous THP, or NULL (the test then skips). */
+static char *map_thp(void **area)
+{
+	char *p = mmap(NULL, 2 * PMD_SIZE_2M, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *thp;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	*area = p;
+	thp = (char *)(((unsigned long)p + PMD_SIZE_2M - 1) & ~(PMD_SIZE_2M - 1));
+	madvise(thp, PMD_SIZE_2M, MADV_HUGEPAGE);
+	memset(thp, 0x3d, PMD_SIZE_2M);
+	if (!(kpage_read("kpageflags", pagemap_pfn(0, thp)) & BIT64(KPF_THP)))
+		return NULL;
+	return thp;
+}
+
+TEST_F(pd, thp_pmd_mapped)
+{
+	void *area = NULL;
+	char *thp = map_thp(&area);
+	char *tail;
+
+	if (!thp)
+		SKIP(goto out, "could not get a PMD-mapped THP");
+	tail = thp + 5 * self->page_size;
+	struct expect_map head_map[] = { { getpid(), thp, "pmd", true } };
+	struct expect_map tail_map[] = { { getpid(), tail, "pmd", true } };
+	struct expect head = { pagemap_pfn(0, thp), head_map, 1 };
+	struct expect t = { pagemap_pfn(0, tail), tail_map, 1 };
+
+	EXPECT_EQ(head.pfn + 5, t.pfn);
+	check_both(_metadata, self->report, getpid(), thp, "pmd", &head);
+	check_both(_metadata, self->report, getpid(), tail, "pmd", &t);
+out:
+	munmap(area, 2 * PMD_SIZE_2M);
+}
+
+/* The same THP, after mprotect() on part of it split its PMD mapping. */
+TEST_F(pd, thp_pte_mapped)
+{
+	void *area = NULL;
+	char *thp = map_thp(&area);
+	char *page;
+
+	if (!thp)
+		SKIP(goto out, "could not get a PMD-mapped THP");
+	ASSERT_EQ(0, mprotect(thp + self->page_size, self->page_size, PROT_READ));
+	page = thp + 2 * self->page_size;
+	struct expect_map maps[] = { { getpid(), page, "pte", true } };
+	struct expect e = { pagemap_pfn(0, page), maps, 1 };
+	struct pd_parsed *r = malloc(sizeof(*r));
+
+	check_both(_metadata, self->report, getpid(), page, "pte", &e);
+	ASSERT_NE(NULL, r);
+	pd_parse(self->report, r);
+	/* Still one large folio, its pages mapped one by one. */
+	EXPECT_EQ(9, r->order);
+	EXPECT_EQ(2, r->idx);
+	free(r);
+out:
+	munmap(area, 2 * PMD_SIZE_2M);
+}
+
+static long read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long val = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &val) != 1)
+			val = -1;
+		fclose(f);
+	}
+	return val;
+}
+
+static int write_long(const char *path, long val)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%ld\n", val) > 0 ? 0 : -1;
+	return fclose(f) ? -1 : ret;
+}
+
+#define NR_HUGEPAGES	"/proc/sys/vm/nr_hugepages"
+
+TEST_F(pd, hugetlb_2m)
+{
+	long before = read_long(NR_HUGEPAGES);
+	char *huge;
+
+	ASSERT_GE(before, 0);
+	ASSERT_EQ(0, write_long(NR_HUGEPAGES, before + 1));
+	huge = mmap(NULL, PMD_SIZE_2M, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (huge == MAP_FAILED) {
+		write_long(NR_HUGEPAGES, before);
+		SKIP(return, "no 2 MiB hugetlb page");
+	}
+	memset(huge, 0x2e, PMD_SIZE_2M);
+	char *tail = huge + 3 * self->page_size;
+	struct expect_map head_map[] = { { getpid(), huge, "hugetlb", true } };
+	struct expect_map tail_map[] = { { getpid(), tail, "hugetlb", true } };
+	struct expect head = { pagemap_pfn(0, huge), head_map, 1 };
+	struct expect t = { pagemap_pfn(0, tail), tail_map, 1 };
+
+	check_both(_metadata, self->report, getpid(), huge, "hugetlb", &head);
+	check_both(_metadata, self->report, getpid(), tail, "hugetlb", &t);
+	munmap(huge, PMD_SIZE_2M);
+	EXPECT_EQ(0, write_long(NR_HUGEPAGES, before));
+}
+
+/* ---- KSM ----------------------------------------------------------------------- */
+
+#define KSM "/sys/kernel/mm/ksm/"
+
+TEST_F(pd, ksm_merged)
+{
+	long run = read_long(KSM "run");
+	char *page = mmap(NULL, self->page_size, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct pd_child child;
+	int tries;
+
+	if (run < 0)
+		SKIP(return, "no KSM");
+	ASSERT_NE(MAP_FAILED, page);
+	ASSERT_EQ(0, madvise(page, self->page_size, MADV_MERGEABLE));
+	ASSERT_EQ(0, pd_child_start(&child, write_page, page));
+	write_page(page);
+	ASSERT_EQ(0, write_long(KSM "pages_to_scan", 1000));
+	ASSERT_EQ(0, write_long(KSM "sleep_millisecs", 10));
+	ASSERT_EQ(0, write_long(KSM "run", 1));
+	for (tries = 0; tries < 300; tries++) {
+		if (pagemap_pfn(0, page) == pagemap_pfn(child.pid, page))
+			break;
+		usleep(100000);
+	}
+	ASSERT_EQ(pagemap_pfn(0, page), pagemap_pfn(child.pid, page))
+		TH_LOG("ksmd did not merge the pages in 30 s");
+	struct expect_map maps[] = {
+		{ getpid(), page, "pte", true },
+		{ child.pid, page, "pte", true },
+	};
+	struct expect e = { pagemap_pfn(0, page), maps, 2 };
+	struct pd_parsed *r = malloc(sizeof(*r));
+
+	check_both(_metadata, self->report, getpid(), page, "pte", &e);
+	ASSERT_NE(NULL, r);
+	pd_parse(self->report, r);
+	EXPECT_STREQ("ksm", r->kind);
+	free(r);
+	EXPECT_EQ(0, pd_child_end(&child));
+	munmap(page, self->page_size);
+	write_long(KSM "run", run);
+}
+
+/* ---- Memory cgroups ------------------------------------------------------------ */
+
+#define CG "/sys/fs/cgroup"
+
+static int fault_in_cgroup(void *arg)
+{
+	char pid[32];
+	int fd = open(CG "/pd_test/cgroup.procs", O_WRONLY);
+
+	if (fd < 0)
+		return 1;
+	snprintf(pid, sizeof(pid), "%d\n", getpid());
+	if (write(fd, pid, strlen(pid)) < 0)
+		return 2;
+	close(fd);
+	memset(arg, 0x11, pd_page_size());
+	return 0;
+}
+
+TEST_F(pd, memcg_child)
+{
+	char *page = mmap(NULL, self->page_size, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct pd_child child;
+	int fd;
+
+	if (access(CG "/cgroup.subtree_control", W_OK))
+		SKIP(return, "no cgroup2 mount at " CG);
+	ASSERT_NE(MAP_FAILED, page);
+	fd = open(CG "/cgroup.subtree_control", O_WRONLY);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(8, write(fd, "+memory\n", 8));
+	close(fd);
+	ASSERT_TRUE(!mkdir(CG "/pd_test", 0755) || errno == EEXIST);
+
+	/* Not touched yet: the child's write faults it in, in pd_test. */
+	ASSERT_EQ(0, pd_child_start(&child, fault_in_cgroup, page));
+	struct expect_map maps[] = { { child.pid, page, "pte", true } };
+	struct expect e = { pagemap_pfn(child.pid, page), maps, 1,
+			    .memcg = "/pd_test" };
+
+	check_both(_metadata, self->report, child.pid, page, "pte", &e);
+	EXPECT_EQ(0, pd_child_end(&child));
+	munmap(page, self->page_size);
+	EXPECT_EQ(0, rmdir(CG "/pd_test"));
+}
+
+/* ---- Kernel pages ------------------------------------------------------------- */
+
+/*
+ * Ask phys about the first pages that /proc/kpageflags gives @bit, from
+ * @start on, until one stays what it was while we asked; check it.
+ */
+static void check_kernel_page(struct __test_metadata *_metadata, char *report,
+			      int bit, unsigned long start, const char *memcg)
+{
+	static uint64_t flags[4096];
+	int fd = open("/proc/kpageflags", O_RDONLY);
+	unsigned long pfn = start, tried = 0;
+	ssize_t n;
+
+	ASSERT_GE(fd, 0);
+	while ((n = pread(fd, flags, sizeof(flags), pfn * 8)) > 0 && tried < 20) {
+		int i;
+
+		for (i = 0; i < n / 8 && tried < 20; i++) {
+			struct expect e = { pfn + i, NULL, 0, .memcg = memcg };
+			uint64_t before = flags[i];
+			int err;
+
+			if (!(before & BIT64(bit)))
+				continue;
+			tried++;
+			err = pd_phys(pfn + i, report, PD_REPORT_SIZE);
+			if (err || ((kpage_read("kpageflags", pfn + i) ^ before) &
+				    BIT64(bit)))
+				continue;
+			/* Between the scan and the query, it stayed one. */
+			check_report(_metadata, report, &e, before);
+			close(fd);
+			return;
+		}
+		pfn += n / 8;
+	}
+	close(fd);
+	ASSERT_TRUE(0) TH_LOG("no stable page with kpageflags bit %d", bit);
+}
+
+TEST_F(pd, slab_page)
+{
+	check_kernel_page(_metadata, self->report, KPF_SLAB, 0, "none");
+}
+
+TEST_F(pd, page_table_page)
+{
+	check_kernel_page(_metadata, self->report, KPF_PGTABLE, 0, NULL);
+}
+
+TEST_F(pd, free_page)
+{
+	check_kernel_page(_metadata, self->report, KPF_BUDDY, 0, "none");
+}
+
+TEST_F(pd, reserved_page)
+{
+	check_kernel_page(_metadata, self->report, KPF_RESERVED, 0x100, NULL);
+}
+
+/* The first line of /proc/iomem named @name: its physical range. */
+static int iomem_range(const char *name, unsigned long *start, unsigned long *end)
+{
+	FILE *f = fopen("/proc/iomem", "r");
+	char line[256];
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (ret && fgets(line, sizeof(line), f))
+		if (strstr(line, name) && sscanf(line, " %lx-%lx", start, end) == 2)
+			ret = 0;
+	fclose(f);
+	return ret;
+}
+
+/* The address /proc/kallsyms gives @sym. */
+static unsigned long kallsyms(const char *sym)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[256], name[128];
+	unsigned long addr, found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx %*s %127s", &addr, name) == 2 &&
+		    !strcmp(name, sym))
+			found = addr;
+	fclose(f);
+	return found;
+}
+
+/* Kernel text, by its virtual address: the kernel image maps it. */
+TEST_F(pd, kernel_text)
+{
+	unsigned long text = kallsyms("_stext"), code_start, code_end;
+	struct pd_parsed *r = malloc(sizeof(*r));
+	const struct pd_kernel_map *image;
+	struct expect e = { 0 };
+	uint64_t kpf;
+	char input[64];
+
+	ASSERT_NE(0, text);
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(0, iomem_range("Kernel code", &code_start, &code_end));
+	snprintf(input, sizeof(input), "0 0x%lx", text);
+	ASSERT_EQ(0, pd_query("virt", input, self->report, PD_REPORT_SIZE))
+		TH_LOG("%s", self->report);
+	ASSERT_EQ(0, pd_parse(self->report, r));
+	/* Where /proc/iomem says the kernel code is. */
+	EXPECT_GE(r->sum.pfn * self->page_size, code_start);
+	EXPECT_LE(r->sum.pfn * self->page_size, code_end);
+	image = pd_kernel_map(r, "kernel image");
+	ASSERT_NE(NULL, image) TH_LOG("%s", self->report);
+	EXPECT_EQ(text & ~(self->page_size - 1), image->addr);
+
+	e.pfn = r->sum.pfn;
+	kpf = kpage_read("kpageflags", e.pfn);
+	ASSERT_EQ(0, pd_phys(e.pfn, self->report, PD_REPORT_SIZE));
+	check_report(_metadata, self->report, &e, kpf);
+	free(r);
+}
+
+/* A module's memory: vmalloc'ed, so mapped in module space and directly. */
+TEST_F(pd, module_memory)
+{
+	unsigned long text = 0;
+	struct pd_parsed *r = malloc(sizeof(*r));
+	const struct pd_kernel_map *mod;
+	FILE *f = fopen("/sys/module/page_detective/sections/.text", "r");
+	char input[64];
+
+	ASSERT_NE(NULL, r);
+	if (!f)
+		SKIP(return, "Page Detective is not a module");
+	ASSERT_EQ(1, fscanf(f, "%lx", &text));
+	fclose(f);
+	snprintf(input, sizeof(input), "0 0x%lx", text);
+	ASSERT_EQ(0, pd_query("virt", input, self->report, PD_REPORT_SIZE))
+		TH_LOG("%s", self->report);
+	ASSERT_EQ(0, pd_parse(self->report, r));
+	mod = pd_kernel_map(r, "module");
+	ASSERT_NE(NULL, mod) TH_LOG("%s", self->report);
+	EXPECT_EQ(text & ~(self->page_size - 1), mod->addr);
+	EXPECT_NE(NULL, pd_kernel_map(r, "direct map"));
+	EXPECT_EQ(r->leaf_pfn, r->sum.pfn);
+	free(r);
+}
+
+/* ---- Bad input ------------------------------------------------------------------ */
+
+/* Malformed input: -EINVAL, and an explanation instead of a report. */
+TEST_F(pd, malformed_input)
+{
+	static const struct {
+		const char *file, *input;
+		size_t len;
+	} bad[] = {
+		{ "phys", "\n" }, { "phys", "abc" }, { "phys", "0x" },
+		{ "phys", "-4096" }, { "phys", "+4096" }, { "phys", "4096 x" },
+		{ "phys", "4096 4096" }, { "phys", "0x1000z" },
+		{ "phys", "99999999999999999999999" },
+		{ "phys", "0x10000000000000000" }, { "phys", "010x" },
+		{ "phys", "0x1000\0", 7 }, { "phys", "\0", 1 },
+		{ "virt", "1" }, { "virt", "1 2 3" }, { "virt", "x 0x1000" },
+		{ "virt", "1 -1" }, { "virt", "99999999999 0x1000" },
+		{ "virt", "-1 0x1000" }, { "virt", " " },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		size_t len = bad[i].len ?: strlen(bad[i].input);
+		int err = pd_query_len(bad[i].file, bad[i].input, len,
+				       self->report, PD_REPORT_SIZE);
+
+		EXPECT_EQ(-EINVAL, err) TH_LOG("%s \"%s\"", bad[i].file,
+					       bad[i].input);
+		/* One line saying why, no report. */
+		EXPECT_EQ(NULL, strstr(self->report, "summary: "));
+		EXPECT_EQ(strlen(self->report) - 1,
+			  strcspn(self->report, "\n")) TH_LOG("%s", self->report);
+	}
+}
+
+/* Over-long and empty writes. */
+TEST_F(pd, write_sizes)
+{
+	char *big = malloc(2 * self->page_size);
+	int fd;
+
+	ASSERT_NE(NULL, big);
+	memset(big, ' ', 2 * self->page_size);
+	big[0] = '1';
+	EXPECT_EQ(-EINVAL, pd_query_len("phys", big, 65, NULL, 0));
+	EXPECT_EQ(-EINVAL, pd_query_len("phys", big, 2 * self->page_size, NULL, 0));
+	fd = open(PD_DIR "/phys", O_WRONLY);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(-1, write(fd, big, 0));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+	free(big);
+}
+
+/* Surrounding white space, a trailing newline, hex or decimal: accepted. */
+TEST_F(pd, accepted_input_forms)
+{
+	char *page = map_anon(self->page_size, MAP_PRIVATE, false);
+	unsigned long paddr;
+	struct pd_summary s;
+	char input[128];
+
+	ASSERT_NE(NULL, page);
+	paddr = pagemap_pfn(0, page) * self->page_size;
+
+	snprintf(input, sizeof(input), "  %lu \n", paddr);
+	ASSERT_EQ(0, pd_query("phys", input, self->report, PD_REPORT_SIZE));
 	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
-	EXPECT_EQ(pagemap_pfn(0, page), s.pfn);
+	EXPECT_EQ(paddr / self->page_size, s.pfn);
+
+	snprintf(input, sizeof(input), "\t%d\t 0X%lX\n", getpid(),
+		 (unsigned long)page + 17);
+	ASSERT_EQ(0, pd_query("virt", input, self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+	EXPECT_EQ(paddr / self->page_size, s.pfn);
 	munmap(page, self->page_size);
 }
 
 /* Another descriptor, or `cat`, reads the file's latest report. */
 TEST_F(pd, read_back_latest)
 {
-	char *page = map_private_anon(self->page_size);
+	char *page = map_anon(self->page_size, MAP_PRIVATE, false);
 	char *again = malloc(PD_REPORT_SIZE);
 	int fd;
 
@@ -139,90 +936,57 @@ TEST_F(pd, read_back_latest)
 	munmap(page, self->page_size);
 }
 
+/* The number of kernel log records from Page Detective after @fd's position. */
+static int kmsg_pd_lines(int fd, const char *want)
+{
+	char rec[2048];
+	int lines = 0;
+	ssize_t n;
+
+	while ((n = read(fd, rec, sizeof(rec) - 1)) > 0) {
+		char *text;
+
+		rec[n] = '\0';
+		rec[strcspn(rec, "\n")] = '\0';
+		text = strchr(rec, ';');
+		/* "prio,seq,time,flags;text" */
+		if (text && !strncmp(text + 1, "page_detective: ", 16) &&
+		    (!want || !strcmp(text + 1, want)))
+			lines++;
+	}
+	return lines;
+}
+
+static int kmsg_open_at_end(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
 /* The report goes to the kernel log too, each line prefixed. */
 TEST_F(pd, report_in_kernel_log)
 {
-	char *page = map_private_anon(self->page_size);
-	char want[256], rec[1024], *summary;
-	bool found = false;
-	ssize_t n;
-	int fd;
+	char *page = map_anon(self->page_size, MAP_PRIVATE, false);
+	char want[256], *summary;
+	int fd = kmsg_open_at_end();
 
 	ASSERT_NE(NULL, page);
-	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
 	ASSERT_GE(fd, 0);
-	lseek(fd, 0, SEEK_END);
-
 	ASSERT_EQ(0, pd_virt(getpid(), page, self->report, PD_REPORT_SIZE));
 	summary = strstr(self->report, "summary: ");
 	ASSERT_NE(NULL, summary);
 	snprintf(want, sizeof(want), "page_detective: %.*s",
 		 (int)strcspn(summary, "\n"), summary);
-
-	while ((n = read(fd, rec, sizeof(rec) - 1)) > 0) {
-		rec[n] = '\0';
-		rec[strcspn(rec, "\n")] = '\0';
-		/* "prio,seq,time,flags;text" */
-		if (strchr(rec, ';') && !strcmp(strchr(rec, ';') + 1, want))
-			found = true;
-	}
+	EXPECT_EQ(1, kmsg_pd_lines(fd, want)) TH_LOG("no \"%s\" in the log", want);
 	close(fd);
-	EXPECT_TRUE(found) TH_LOG("no \"%s\" in the kernel log", want);
-	munmap(page, self->page_size);
-}
-
-/* Malformed input: -EINVAL, and an explanation instead of a report. */
-TEST_F(pd, malformed_input)
-{
-	static const struct {
-		const char *file, *input;
-	} bad[] = {
-		{ "phys", "" }, { "phys", "\n" }, { "phys", "abc" },
-		{ "phys", "0x" }, { "phys", "-4096" }, { "phys", "+4096" },
-		{ "phys", "4096 x" }, { "phys", "4096 4096" },
-		{ "phys", "0x1000z" }, { "phys", "99999999999999999999999" },
-		{ "phys", "0x10000000000000000" }, { "phys", "010x" },
-		{ "virt", "1" }, { "virt", "1 2 3" }, { "virt", "x 0x1000" },
-		{ "virt", "1 -1" }, { "virt", "99999999999 0x1000" },
-		{ "virt", "-1 0x1000" },
-	};
-	unsigned int i;
-
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		int err = pd_query(bad[i].file, bad[i].input, self->report,
-				   PD_REPORT_SIZE);
-
-		EXPECT_EQ(-EINVAL, err) TH_LOG("%s \"%s\"", bad[i].file, bad[i].input);
-		EXPECT_EQ(NULL, strstr(self->report, "summary: "));
-	}
-}
-
-/* Surrounding white space, a trailing newline, hex or decimal: accepted. */
-TEST_F(pd, accepted_input_forms)
-{
-	char *page = map_private_anon(self->page_size);
-	unsigned long paddr;
-	char input[128];
-	struct pd_summary s;
-
-	ASSERT_NE(NULL, page);
-	paddr = pagemap_pfn(0, page) * self->page_size;
-
-	snprintf(input, sizeof(input), "  %lu \n", paddr);
-	ASSERT_EQ(0, pd_query("phys", input, self->report, PD_REPORT_SIZE));
-	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
-	EXPECT_EQ(paddr / self->page_size, s.pfn);
-
-	snprintf(input, sizeof(input), "\t%d\t 0X%lX\n", getpid(),
-		 (unsigned long)page);
-	ASSERT_EQ(0, pd_query("virt", input, self->report, PD_REPORT_SIZE));
-	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
-	EXPECT_EQ(paddr / self->page_size, s.pfn);
 	munmap(page, self->page_size);
 }
 
 /* A pid with no process: -ESRCH. */
-TEST_F(pd, no_such_process)
+TEST_F(pd, reaped_process)
 {
 	pid_t pid = fork();
 	int status;
@@ -234,6 +998,22 @@ TEST_F(pd, no_such_process)
 	/* Reaped: its pid is free, until the pid space wraps. */
 	EXPECT_EQ(-ESRCH, pd_virt(pid, (void *)0x400000, self->report,
 				  PD_REPORT_SIZE)) TH_LOG("%s", self->report);
+}
+
+/* A zombie has no memory any more: -ESRCH. */
+TEST_F(pd, zombie_process)
+{
+	pid_t pid = fork();
+	siginfo_t info;
+
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(0);
+	ASSERT_EQ(0, waitid(P_PID, pid, &info, WEXITED | WNOWAIT));
+	EXPECT_EQ(-ESRCH, pd_virt(pid, (void *)0x400000, self->report,
+				  PD_REPORT_SIZE)) TH_LOG("%s", self->report);
+	EXPECT_TRUE(pd_has_line(self->report, "virt: ", "exiting"));
+	waitpid(pid, NULL, 0);
 }
 
 /* A kernel thread (kthreadd is pid 2) has no user memory: -EINVAL. */
@@ -249,6 +1029,15 @@ TEST_F(pd, kernel_thread)
 	EXPECT_EQ(-EINVAL, pd_virt(2, (void *)0x400000, self->report,
 				   PD_REPORT_SIZE));
 	EXPECT_TRUE(pd_has_line(self->report, "virt: ", "kernel thread"));
+}
+
+/* A user address with pid 0, a kernel address with a pid: -EINVAL. */
+TEST_F(pd, address_spaces_mixed)
+{
+	EXPECT_EQ(-EINVAL, pd_query("virt", "0 0x400000", self->report,
+				    PD_REPORT_SIZE));
+	EXPECT_EQ(-EINVAL, pd_virt(getpid(), (void *)0xffffffff81000000UL,
+				   self->report, PD_REPORT_SIZE));
 }
 
 /* Nothing mapped: -ENXIO, and the report says what is there instead. */
@@ -272,6 +1061,29 @@ TEST_F(pd, unmapped_addresses)
 	munmap(p, self->page_size);
 }
 
+/* A page swapped out: -ENXIO, and its swap entry. */
+TEST_F(pd, swapped_out)
+{
+	char *page = map_anon(self->page_size, MAP_PRIVATE, false);
+	int tries;
+
+	ASSERT_NE(NULL, page);
+	if (read_long("/proc/sys/vm/swappiness") < 0 ||
+	    !(kpage_read("kpageflags", pagemap_pfn(0, page)) & BIT64(KPF_ANON)))
+		SKIP(return, "no anonymous page to swap");
+	for (tries = 0; tries < 10; tries++) {
+		madvise(page, self->page_size, MADV_PAGEOUT);
+		if (pagemap_entry(0, page) & (1ULL << 62))
+			break;
+	}
+	if (!(pagemap_entry(0, page) & (1ULL << 62)))
+		SKIP(return, "the page was not swapped out (no swap?)");
+	EXPECT_EQ(-ENXIO, pd_virt(getpid(), page, self->report, PD_REPORT_SIZE));
+	EXPECT_TRUE(pd_has_line(self->report, "leaf: ", "swap entry"))
+		TH_LOG("%s", self->report);
+	munmap(page, self->page_size);
+}
+
 /* A physical address past the end of memory: -EINVAL, with the reason. */
 TEST_F(pd, phys_beyond_memory)
 {
@@ -279,6 +1091,128 @@ TEST_F(pd, phys_beyond_memory)
 				    PD_REPORT_SIZE));
 	EXPECT_TRUE(pd_has_line(self->report, "pfn ", "beyond the end of memory"))
 		TH_LOG("%s", self->report);
+}
+
+/*
+ * A physical address in a hole without a memory map: a 128 MiB section
+ * that /proc/iomem has no System RAM in, below the end of memory.
+ */
+TEST_F(pd, phys_in_hole)
+{
+	const unsigned long section = 128UL << 20;
+	unsigned long start, end, ram[64][2], last = 0, addr;
+	FILE *f = fopen("/proc/iomem", "r");
+	char line[256], input[64];
+	int nr = 0, i;
+
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f) && nr < 64)
+		if (line[0] != ' ' && strstr(line, "System RAM") &&
+		    sscanf(line, "%lx-%lx", &start, &end) == 2) {
+			ram[nr][0] = start;
+			ram[nr++][1] = end;
+			if (end > last)
+				last = end;
+		}
+	fclose(f);
+	for (addr = 0; addr + section <= last; addr += section) {
+		for (i = 0; i < nr; i++)
+			if (ram[i][0] < addr + section && ram[i][1] >= addr)
+				break;
+		if (i == nr)
+			break;
+	}
+	if (addr + section > last)
+		SKIP(return, "no hole of a whole section below the end of memory");
+	snprintf(input, sizeof(input), "0x%lx", addr);
+	EXPECT_EQ(-EINVAL, pd_query("phys", input, self->report, PD_REPORT_SIZE));
+	EXPECT_TRUE(pd_has_line(self->report, "pfn ", "in a hole"))
+		TH_LOG("%s", self->report);
+}
+
+/* ---- Privilege and concurrency --------------------------------------------- */
+
+/* In a child: drop CAP_SYS_ADMIN, or all of root; open must fail. */
+static int open_without(void *arg)
+{
+	bool nobody = arg;
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+
+	if (nobody) {
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			return 1;
+	} else {
+		if (syscall(SYS_capget, &hdr, data))
+			return 1;
+		data[0].effective &= ~(1U << CAP_SYS_ADMIN);
+		data[0].permitted &= ~(1U << CAP_SYS_ADMIN);
+		if (syscall(SYS_capset, &hdr, data))
+			return 1;
+	}
+	if (open(PD_DIR "/phys", O_RDWR) >= 0 || open(PD_DIR "/virt", O_RDONLY) >= 0)
+		return 2;
+	return errno == (nobody ? EACCES : EPERM) ? 0 : 3;
+}
+
+TEST_F(pd, refused_without_privilege)
+{
+	int fd = kmsg_open_at_end();
+	struct pd_child child;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, pd_child_start(&child, open_without, (void *)false));
+	EXPECT_EQ(0, pd_child_end(&child)) TH_LOG("root without CAP_SYS_ADMIN");
+	ASSERT_EQ(0, pd_child_start(&child, open_without, (void *)true));
+	EXPECT_EQ(0, pd_child_end(&child)) TH_LOG("nobody");
+	/* Nothing is logged for a refused open. */
+	EXPECT_EQ(0, kmsg_pd_lines(fd, NULL));
+	close(fd);
+}
+
+#define CONCURRENT_QUERIES 25
+
+/* In a child: query its own page on one descriptor, again and again. */
+static int query_own_page(void *arg)
+{
+	char *page = map_anon(pd_page_size(), MAP_PRIVATE, false);
+	char *report = malloc(PD_REPORT_SIZE), input[64];
+	unsigned long pfn = pagemap_pfn(0, page);
+	struct pd_summary s;
+	int fd, i;
+
+	if (!page || !report || !pfn)
+		return 1;
+	fd = open(PD_DIR "/virt", O_RDWR);
+	if (fd < 0)
+		return 2;
+	snprintf(input, sizeof(input), "%d %p", getpid(), page);
+	for (i = 0; i < CONCURRENT_QUERIES; i++) {
+		if (write(fd, input, strlen(input)) < 0)
+			return 3;
+		pd_read_all(fd, report, PD_REPORT_SIZE);
+		if (pd_parse_summary(report, &s) || s.pfn != pfn)
+			return 4;
+	}
+	return 0;
+}
+
+TEST_F(pd, concurrent_queries_read_their_own)
+{
+	pid_t pids[2];
+	int i, status;
+
+	for (i = 0; i < 2; i++) {
+		pids[i] = fork();
+		ASSERT_GE(pids[i], 0);
+		if (!pids[i])
+			_exit(query_own_page(NULL));
+	}
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		EXPECT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(0, WEXITSTATUS(status));
+	}
 }
 
 TEST_HARNESS_MAIN

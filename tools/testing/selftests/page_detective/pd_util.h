@@ -8,6 +8,7 @@
 #define PD_UTIL_H
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -16,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #define PD_DIR		"/sys/kernel/debug/page_detective"
 #define PD_REPORT_SIZE	(256 * 1024)
@@ -212,6 +215,218 @@ static inline uint64_t kpage_read(const char *file, unsigned long pfn)
 		val = ~0ULL;
 	close(fd);
 	return val;
+}
+
+/* A report, parsed into the parts the tests check. */
+#define PD_MAX_MAPS	64
+
+struct pd_user_map {
+	int pid;
+	unsigned long addr;
+	char level[16];
+	bool counted;
+	char name[256];
+};
+
+struct pd_kernel_map {
+	unsigned long addr;
+	char level[8];
+	char area[32];
+};
+
+struct pd_parsed {
+	struct pd_summary sum;
+	struct pd_user_map user[PD_MAX_MAPS];
+	int nr_user;
+	struct pd_kernel_map kernel[PD_MAX_MAPS];
+	int nr_kernel;
+	bool direct_map_unmapped;
+	char kind[16];		/* before "flags:": anon, ksm, file, movable */
+	char flags[512];	/* the names between the parentheses */
+	char page_type[32];
+	bool pinned;		/* a folio line with an order, not "none" */
+	unsigned int order;
+	unsigned long idx;
+	bool zero_page;
+	char leaf[16];		/* virt: the level of the leaf entry */
+	unsigned long leaf_pfn;
+};
+
+/*
+ * "user: pid PID (COMM) ADDR LEVEL [(NOTE, not counted) ]
+ *  [(mm shared with other processes) ][NAME]"
+ */
+static inline void pd_parse_user_line(const char *line, struct pd_parsed *r)
+{
+	struct pd_user_map *m = &r->user[r->nr_user];
+	const char *p = strstr(line, ") 0x");
+	int n = 0;
+
+	if (r->nr_user == PD_MAX_MAPS || !p)
+		return;
+	if (sscanf(line, "user: pid %d", &m->pid) != 1 ||
+	    sscanf(p + 2, "%lx %15s %n", &m->addr, m->level, &n) != 2 || !n)
+		return;
+	p += 2 + n;
+	m->counted = true;
+	while (*p == '(') {
+		if (strstr(p, ", not counted) ") == p + strcspn(p, ","))
+			m->counted = false;
+		p = strstr(p, ") ");
+		if (!p)
+			return;
+		p += 2;
+	}
+	snprintf(m->name, sizeof(m->name), "%.*s", (int)strcspn(p, "\n"), p);
+	/* Drop the space that ends a line without a name. */
+	m->name[strcspn(m->name, "\n")] = '\0';
+	while (strlen(m->name) && m->name[strlen(m->name) - 1] == ' ')
+		m->name[strlen(m->name) - 1] = '\0';
+	r->nr_user++;
+}
+
+static inline void pd_parse_kernel_line(const char *line, struct pd_parsed *r)
+{
+	struct pd_kernel_map *m = &r->kernel[r->nr_kernel];
+	int n = 0;
+
+	if (strstr(line, ", not mapped")) {
+		r->direct_map_unmapped = true;
+		return;
+	}
+	if (r->nr_kernel == PD_MAX_MAPS ||
+	    sscanf(line, "kernel: %lx %7s %n", &m->addr, m->level, &n) != 2 || !n)
+		return;
+	snprintf(m->area, sizeof(m->area), "%.*s", (int)strcspn(line + n, "\n"),
+		 line + n);
+	r->nr_kernel++;
+}
+
+/* Parse @report into @r; 0 if it has a summary line. */
+static inline int pd_parse(const char *report, struct pd_parsed *r)
+{
+	const char *line, *f;
+
+	memset(r, 0, sizeof(*r));
+	for (line = report; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		if (!strncmp(line, "user: pid ", 10))
+			pd_parse_user_line(line, r);
+		else if (!strncmp(line, "kernel: 0x", 10))
+			pd_parse_kernel_line(line, r);
+		else if (!strncmp(line, "page_type: ", 11))
+			sscanf(line, "page_type: %*x(%31[^)])", r->page_type);
+		else if (!strncmp(line, "folio: order ", 13))
+			r->pinned = sscanf(line, "folio: order %u, %*u bytes, page %lu",
+					   &r->order, &r->idx) == 2;
+		else if (!strncmp(line, "leaf: ", 6))
+			sscanf(line, "leaf: %15[^,], pfn %lx", r->leaf, &r->leaf_pfn);
+		if (!strncmp(line, "folio: ", 7) && strstr(line, "zero page"))
+			r->zero_page = true;
+		f = strstr(line, "flags: 0x");
+		if (f && f < strchr(line, '\n') && !r->flags[0]) {
+			sscanf(line, "%15s flags:", r->kind);
+			if (!strcmp(r->kind, "flags:"))
+				r->kind[0] = '\0';
+			sscanf(f, "flags: %*[^(](%511[^)])", r->flags);
+		}
+	}
+	return pd_parse_summary(report, &r->sum);
+}
+
+/* Whether flag @name is among the flag names of @r. */
+static inline bool pd_has_flag(const struct pd_parsed *r, const char *name)
+{
+	const char *p = r->flags;
+	size_t len = strlen(name);
+
+	while ((p = strstr(p, name))) {
+		if ((p == r->flags || p[-1] == '|') && (p[len] == '|' || !p[len]))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+/* The user mapping of @r at @pid and @addr, or NULL. */
+static inline const struct pd_user_map *pd_user_map(const struct pd_parsed *r,
+						    int pid, unsigned long addr)
+{
+	int i;
+
+	for (i = 0; i < r->nr_user; i++)
+		if (r->user[i].pid == pid && r->user[i].addr == addr)
+			return &r->user[i];
+	return NULL;
+}
+
+/* The first kernel mapping of @r in @area, or NULL. */
+static inline const struct pd_kernel_map *pd_kernel_map(const struct pd_parsed *r,
+							const char *area)
+{
+	int i;
+
+	for (i = 0; i < r->nr_kernel; i++)
+		if (!strcmp(r->kernel[i].area, area))
+			return &r->kernel[i];
+	return NULL;
+}
+
+/* The inode number of the cgroup at @path of the cgroup2 mount. */
+static inline unsigned long pd_cgroup_ino(const char *path)
+{
+	char full[512];
+	struct stat st;
+
+	snprintf(full, sizeof(full), "/sys/fs/cgroup%s", path);
+	if (stat(full, &st))
+		return 0;
+	return st.st_ino;
+}
+
+/*
+ * A child process that runs @fn(@arg), and then stays, for the parent to
+ * look at, until pd_child_end() kills it.  @fn returns 0 when it is ready;
+ * otherwise the child exits at once and pd_child_start() fails.
+ */
+struct pd_child {
+	pid_t pid;
+};
+
+static inline int pd_child_start(struct pd_child *c, int (*fn)(void *), void *arg)
+{
+	int ready[2];
+	char byte = 0;
+
+	if (pipe(ready))
+		return -1;
+	c->pid = fork();
+	if (c->pid < 0)
+		return -1;
+	if (!c->pid) {
+		close(ready[0]);
+		if (fn(arg) || write(ready[1], &byte, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	if (read(ready[0], &byte, 1) != 1) {
+		close(ready[0]);
+		waitpid(c->pid, NULL, 0);
+		return -1;
+	}
+	close(ready[0]);
+	return 0;
+}
+
+/* Kill the child; 0 if it was still there, waiting. */
+static inline int pd_child_end(struct pd_child *c)
+{
+	int status;
+
+	if (kill(c->pid, SIGKILL) || waitpid(c->pid, &status, 0) != c->pid)
+		return -1;
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? 0 : -1;
 }
 
 #endif /* PD_UTIL_H */
