@@ -10,7 +10,9 @@
 #define _GNU_SOURCE
 #include <linux/capability.h>
 #include <linux/kernel-page-flags.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -232,6 +234,14 @@ static char *map_anon(unsigned long size, int flags, bool thp)
 
 static int do_nothing(void *arg)
 {
+	return 0;
+}
+
+static int pause_until_parent_dies(void *arg)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (;;)
+		pause();
 	return 0;
 }
 
@@ -473,6 +483,40 @@ TEST_F(pd, memfd_mapped_twice)
 	munmap(one, self->page_size);
 	munmap(two, self->page_size);
 	close(fd);
+}
+
+/* In a child: share our mm with a grandchild (CLONE_VM, not a thread). */
+static int share_mm(void *page)
+{
+	static char stack[64 * 1024];
+
+	memset(page, 0x42, pd_page_size());
+	return clone(pause_until_parent_dies, stack + sizeof(stack),
+		     CLONE_VM | SIGCHLD, NULL) < 0;
+}
+
+/* Processes that share an mm: the page is mapped once, and counted once. */
+TEST_F(pd, shared_mm_walked_once)
+{
+	char *page = mmap(NULL, self->page_size, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct pd_child child;
+	struct pd_parsed *r = malloc(sizeof(*r));
+
+	ASSERT_NE(MAP_FAILED, page);
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(0, pd_child_start(&child, share_mm, page));
+	struct expect_map maps[] = { { child.pid, page, "pte", true } };
+	struct expect e = { pagemap_pfn(child.pid, page), maps, 1 };
+
+	check_both(_metadata, self->report, child.pid, page, "pte", &e);
+	ASSERT_EQ(0, pd_parse(self->report, r));
+	EXPECT_TRUE(pd_has_line(self->report, "user: ",
+				"(mm shared with other processes)"));
+	EXPECT_EQ(1, r->sum.processes);
+	EXPECT_EQ(0, pd_child_end(&child));
+	free(r);
+	munmap(page, self->page_size);
 }
 
 /* ---- Huge pages ------------------------------------------------------------- */
@@ -810,6 +854,40 @@ TEST_F(pd, kernel_text)
 	kpf = kpage_read("kpageflags", e.pfn);
 	ASSERT_EQ(0, pd_phys(e.pfn, self->report, PD_REPORT_SIZE));
 	check_report(_metadata, self->report, &e, kpf);
+	free(r);
+}
+
+/* A page of a vmalloc area: mapped in vmalloc space and in the direct map. */
+TEST_F(pd, vmalloc_page)
+{
+	long kptr_restrict = read_long("/proc/sys/kernel/kptr_restrict");
+	struct pd_parsed *r = malloc(sizeof(*r));
+	const struct pd_kernel_map *vm;
+	unsigned long start = 0, end;
+	char line[512], input[64];
+	FILE *f;
+
+	ASSERT_NE(NULL, r);
+	/* %pK shows root the real addresses only with kptr_restrict=1. */
+	ASSERT_EQ(0, write_long("/proc/sys/kernel/kptr_restrict", 1));
+	f = fopen("/proc/vmallocinfo", "r");
+	ASSERT_NE(NULL, f);
+	while (!start && fgets(line, sizeof(line), f))
+		if (strstr(line, " pages=") && strstr(line, " vmalloc"))
+			sscanf(line, "%lx-%lx", &start, &end);
+	fclose(f);
+	write_long("/proc/sys/kernel/kptr_restrict", kptr_restrict);
+	ASSERT_NE(0, start) TH_LOG("no vmalloc area in /proc/vmallocinfo");
+	snprintf(input, sizeof(input), "0 0x%lx", start);
+	ASSERT_EQ(0, pd_query("virt", input, self->report, PD_REPORT_SIZE))
+		TH_LOG("%s", self->report);
+	ASSERT_EQ(0, pd_parse(self->report, r));
+	vm = pd_kernel_map(r, "vmalloc");
+	ASSERT_NE(NULL, vm) TH_LOG("%s", self->report);
+	EXPECT_EQ(start, vm->addr);
+	EXPECT_NE(NULL, pd_kernel_map(r, "direct map"));
+	EXPECT_EQ(r->leaf_pfn, r->sum.pfn);
+	EXPECT_EQ(0, r->nr_user);
 	free(r);
 }
 
