@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -427,6 +428,150 @@ static inline int pd_child_end(struct pd_child *c)
 	if (kill(c->pid, SIGKILL) || waitpid(c->pid, &status, 0) != c->pid)
 		return -1;
 	return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? 0 : -1;
+}
+
+/* ---- For the stress tests --------------------------------------------- */
+
+/*
+ * PD_STRESS_SCALE (environment; harness/boot passes it on the kernel
+ * command line) multiplies the counts of the stress tests, for long soaks.
+ */
+static inline unsigned long pd_stress_scale(void)
+{
+	const char *env = getenv("PD_STRESS_SCALE");
+	unsigned long scale = env ? strtoul(env, NULL, 10) : 1;
+
+	return scale ? scale : 1;
+}
+
+/* Seconds on CLOCK_MONOTONIC. */
+static inline double pd_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A small, fast, seedable PRNG (xorshift64*), so that a run can be replayed. */
+static inline uint64_t pd_rand(uint64_t *state)
+{
+	uint64_t x = *state ?: 0x9e3779b97f4a7c15ULL;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+/* The errnos Documentation/mm/page_detective.rst gives a write to @file. */
+static inline bool pd_errno_documented(const char *file, int err)
+{
+	switch (-err) {
+	case 0:
+	case EINVAL:
+	case EAGAIN:
+	case EINTR:
+		return true;
+	case ESRCH:
+	case ENXIO:
+		return !strcmp(file, "virt");
+	}
+	return false;
+}
+
+/* The number of lines of @report. */
+static inline int pd_report_lines(const char *report)
+{
+	int lines = 0;
+
+	for (; *report; report++)
+		lines += *report == '\n';
+	return lines;
+}
+
+/*
+ * Whether a query on @file that returned -errno @err and read back @report
+ * did what the documentation says; NULL if it did, or what is wrong.  With
+ * 0 the report is complete: it ends with a summary line, of @pfn unless
+ * @pfn is -1.  Some errors are explained in exactly one line, none has a
+ * summary.  A report cut short by a fatal signal (-EINTR) may be anything.
+ */
+static inline const char *pd_check_outcome(const char *file, int err,
+					   const char *report, long pfn)
+{
+	static char why[128];
+	const char *last;
+	struct pd_summary s;
+	size_t len = strlen(report);
+
+	if (!pd_errno_documented(file, err)) {
+		snprintf(why, sizeof(why), "%s: undocumented error %d (%s)",
+			 file, err, strerror(-err));
+		return why;
+	}
+	if (err == -EINTR)
+		return NULL;
+	if (err) {
+		if (strstr(report, "summary: "))
+			return "an error with a summary line";
+		if ((err == -EINVAL || err == -ESRCH) && pd_report_lines(report) != 1)
+			return "an error explained in more than one line";
+		if (!len)
+			return "an error without an explanation";
+		return NULL;
+	}
+	if (!len || report[len - 1] != '\n')
+		return "a report that does not end with a whole line";
+	for (last = report + len - 1; last > report && last[-1] != '\n'; last--)
+		;
+	if (strncmp(last, "summary: ", 9) || pd_parse_summary(last, &s))
+		return "a report whose last line is no summary";
+	if (pfn != -1 && s.pfn != (unsigned long)pfn) {
+		snprintf(why, sizeof(why), "a summary of pfn %#lx, not %#lx",
+			 s.pfn, pfn);
+		return why;
+	}
+	return NULL;
+}
+
+/*
+ * Whether /proc/kpageflags says that @pfn has no memory map (KPF_NOPAGE),
+ * or lies beyond the memory it describes.
+ */
+static inline bool pd_pfn_has_no_page(unsigned long pfn)
+{
+	uint64_t flags = kpage_read("kpageflags", pfn);
+
+	return flags == ~0ULL || (flags & (1ULL << 20 /* KPF_NOPAGE */));
+}
+
+/* Write @val to the file at @path; 0 or -errno. */
+static inline int pd_write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* A number read from the file at @path, or -1. */
+static inline long pd_read_long(const char *path)
+{
+	long val = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &val) != 1)
+		val = -1;
+	fclose(f);
+	return val;
 }
 
 #endif /* PD_UTIL_H */
