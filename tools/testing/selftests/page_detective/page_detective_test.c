@@ -164,6 +164,9 @@ static void check_report(struct __test_metadata *_metadata, const char *report,
 		EXPECT_EQ(counted, r->sum.user_mappings);
 		EXPECT_EQ(pids, r->sum.processes);
 	}
+	/* The reverse map knows every counted mapping, and no other. */
+	EXPECT_EQ(r->sum.user_mappings, r->sum.rmap_mappings);
+	EXPECT_EQ(0, r->nr_rmap) TH_LOG("%s", report);
 
 	/*
 	 * The direct map maps every page at one offset from its physical
@@ -178,6 +181,50 @@ static void check_report(struct __test_metadata *_metadata, const char *report,
 			direct_map_base = base;
 		EXPECT_EQ(direct_map_base, base);
 	}
+	free(r);
+}
+
+/*
+ * The quick report on e->pfn: the reverse map alone must name exactly the
+ * counted mappings the test made.
+ */
+static void check_quick(struct __test_metadata *_metadata, char *report,
+			const struct expect *e)
+{
+	struct pd_parsed *r = malloc(sizeof(*r));
+	long counted = 0;
+	int i;
+
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(0, pd_phys_quick(e->pfn, report, PD_REPORT_SIZE))
+		TH_LOG("%s", report);
+	ASSERT_EQ(0, pd_parse(report, r)) TH_LOG("%s", report);
+	EXPECT_EQ(e->pfn, r->sum.pfn);
+	EXPECT_EQ(kpage_read("kpagecount", e->pfn), r->sum.mapcount);
+	EXPECT_STREQ("ok", r->sum.verdict) TH_LOG("%s", report);
+	EXPECT_EQ(0, r->nr_user);
+	for (i = 0; i < e->nr_maps; i++) {
+		const struct expect_map *x = &e->maps[i];
+		int j;
+
+		if (!x->counted)
+			continue;
+		counted++;
+		for (j = 0; j < r->nr_rmap; j++)
+			if (r->rmap[j].pid == x->pid &&
+			    r->rmap[j].addr == (unsigned long)x->addr)
+				break;
+		EXPECT_LT(j, r->nr_rmap) TH_LOG("no pid %d %p: %s", x->pid,
+						x->addr, report);
+		if (j < r->nr_rmap) {
+			EXPECT_STREQ(x->level, r->rmap[j].level);
+			if (x->name)
+				EXPECT_STREQ(x->name, r->rmap[j].name);
+		}
+	}
+	EXPECT_EQ(counted, r->sum.rmap_mappings);
+	EXPECT_EQ(counted, r->sum.user_mappings);
+	EXPECT_EQ(counted, r->nr_rmap);
 	free(r);
 }
 
@@ -215,6 +262,9 @@ static void check_both(struct __test_metadata *_metadata, char *report,
 	ASSERT_EQ(0, pd_phys(e->pfn, report, PD_REPORT_SIZE))
 		TH_LOG("%s", report);
 	check_report(_metadata, report, e, kpf);
+
+	if (!e->more_maps)
+		check_quick(_metadata, report, e);
 }
 
 /* ---- Pages to ask about -------------------------------------------------- */
@@ -510,6 +560,7 @@ TEST_F(pd, shared_mm_walked_once)
 	struct expect e = { pagemap_pfn(child.pid, page), maps, 1 };
 
 	check_both(_metadata, self->report, child.pid, page, "pte", &e);
+	ASSERT_EQ(0, pd_phys(e.pfn, self->report, PD_REPORT_SIZE));
 	ASSERT_EQ(0, pd_parse(self->report, r));
 	EXPECT_TRUE(pd_has_line(self->report, "user: ",
 				"(mm shared with other processes)"));
