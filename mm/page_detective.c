@@ -143,7 +143,7 @@ struct pd_command {
 
 /* What an open file serves: its own last query's report, or the latest. */
 struct pd_file {
-	struct mutex lock;
+	struct mutex lock;		/* serialises the file's reads and writes */
 	struct pd_command *cmd;
 	struct pd_report *report;
 };
@@ -316,7 +316,8 @@ static int pd_describe_page(struct pd_query *q)
 		q->mapcount = atomic_read(&q->page->_mapcount) + 1;
 		if (page_mapcount_is_type(q->mapcount))
 			q->mapcount = 0;
-		seq_buf_puts(&q->s, "folio: none, the refcount is zero: free, or frozen while being split, migrated or freed\n");
+		seq_buf_puts(&q->s,
+			     "folio: none, the refcount is zero: free, or frozen while being split, migrated or freed\n");
 	}
 
 	pd_find_memcg(q);
@@ -596,7 +597,7 @@ static void pd_user_pte_table(struct pd_mm_walk *w, pmd_t *pmd,
 {
 	unsigned long pfn = w->q->pfn;
 	pte_t *start, *pte;
-	spinlock_t *ptl;
+	spinlock_t *ptl;		/* the PTE table's */
 
 	start = pte_offset_map_lock(walk->mm, pmd, addr, &ptl);
 	if (!start) {
@@ -839,7 +840,8 @@ static void pd_user_mappings(struct pd_query *q)
 
 	if (q->unlisted)
 		seq_buf_printf(&q->s, "user: %lu more not listed\n", q->unlisted);
-	seq_buf_printf(&q->s, "user mappings: %lu counted, %lu not counted, in %u processes; %u processes scanned, %u kernel threads, skipped: %u exiting, %u with a shared mm%s\n",
+	seq_buf_printf(&q->s,
+		       "user mappings: %lu counted, %lu not counted, in %u processes; %u processes scanned, %u kernel threads, skipped: %u exiting, %u with a shared mm%s\n",
 		       q->user_mappings, q->other_mappings, q->processes,
 		       q->scanned, q->kthreads, q->exiting, q->shared_full,
 		       q->interrupted ? "; interrupted" : "");
@@ -1027,7 +1029,8 @@ static const char *pd_verdict(struct pd_query *q)
 		return "partial";
 	}
 	if (now != q->mapcount) {
-		seq_buf_printf(&q->s, "verdict: partial, mapcount changed from %d to %d during the scan\n",
+		seq_buf_printf(&q->s,
+			       "verdict: partial, mapcount changed from %d to %d during the scan\n",
 			       q->mapcount, now);
 		return "partial";
 	}
@@ -1039,7 +1042,8 @@ static const char *pd_verdict(struct pd_query *q)
 	}
 	if (!q->quick && (q->rmap_mappings != q->user_mappings ||
 			  q->unknown_to_rmap)) {
-		seq_buf_printf(&q->s, "verdict: mismatch, %lu mappings in page tables, %lu in the reverse map, %lu unknown to it\n",
+		seq_buf_printf(&q->s,
+			       "verdict: mismatch, %lu mappings in page tables, %lu in the reverse map, %lu unknown to it\n",
 			       q->user_mappings, q->rmap_mappings,
 			       q->unknown_to_rmap);
 		return "mismatch";
@@ -1068,13 +1072,15 @@ static int pd_report_pfn(struct pd_query *q)
 	if (!q->quick)
 		pd_user_mappings(q);
 	pd_list_rmap(q);
-	seq_buf_printf(&q->s, "cost: %lu page-table entries in %lu PTE tables in %llu us, longest mmap lock hold %llu us; kernel page tables %llu us; rmap %llu us\n",
+	seq_buf_printf(&q->s,
+		       "cost: %lu page-table entries in %lu PTE tables in %llu us, longest mmap lock hold %llu us; kernel page tables %llu us; rmap %llu us\n",
 		       q->entries, q->tables, div_u64(q->scan_ns, NSEC_PER_USEC),
 		       div_u64(q->longest_hold_ns, NSEC_PER_USEC),
 		       div_u64(q->kernel_ns, NSEC_PER_USEC),
 		       div_u64(q->rmap_ns, NSEC_PER_USEC));
 	verdict = pd_verdict(q);
-	seq_buf_printf(&q->s, "summary: pfn=%#lx refcount=%d mapcount=%d kernel_mappings=%u user_mappings=%lu processes=%u memcg=%s verdict=%s rmap_mappings=%lu\n",
+	seq_buf_printf(&q->s,
+		       "summary: pfn=%#lx refcount=%d mapcount=%d kernel_mappings=%u user_mappings=%lu processes=%u memcg=%s verdict=%s rmap_mappings=%lu\n",
 		       q->pfn, q->refcount, q->mapcount, q->kernel_mappings,
 		       q->user_mappings, q->processes, q->memcg, verdict,
 		       q->rmap_mappings);
@@ -1263,7 +1269,8 @@ static int pd_virt_user(struct pd_query *q, pid_t nr, unsigned long vaddr,
 		return -ESRCH;
 	}
 	if (task->flags & PF_KTHREAD) {
-		seq_buf_printf(&q->s, "virt: pid %d (%s) is a kernel thread, use pid 0 for kernel addresses\n",
+		seq_buf_printf(&q->s,
+			       "virt: pid %d (%s) is a kernel thread, use pid 0 for kernel addresses\n",
 			       nr, task->comm);
 		err = -EINVAL;
 		goto put_task;
@@ -1288,6 +1295,7 @@ static int pd_virt(struct pd_query *q, char *input)
 {
 	struct pd_leaf leaf = {};
 	unsigned long vaddr;
+	bool kernel, kernel_addr;
 	u64 val[2];
 	int err;
 
@@ -1302,19 +1310,21 @@ static int pd_virt(struct pd_query *q, char *input)
 	}
 	vaddr = val[1] & PAGE_MASK;
 
-	if (val[0] == 0) {
-		if (vaddr < TASK_SIZE_MAX) {
-			seq_buf_printf(&q->s, "virt: %#lx is not a kernel address, give the pid of its process\n",
-				       vaddr);
-			return -EINVAL;
-		}
+	/* PID 0 asks about a kernel address, any other about a user one. */
+	kernel = !val[0];
+	kernel_addr = vaddr >= TASK_SIZE_MAX;
+	if (kernel != kernel_addr) {
+		seq_buf_printf(&q->s,
+			       "virt: %#lx is not a %s address, use %s\n", vaddr,
+			       val[0] ? "user" : "kernel",
+			       val[0] ? "pid 0 for kernel addresses" :
+					"the pid of its process");
+		return -EINVAL;
+	}
+	if (kernel) {
 		seq_buf_printf(&q->s, "virt: kernel vaddr %#lx\n", vaddr);
 		err = walk_kernel_page_tables(vaddr, vaddr + PAGE_SIZE,
 					      &pd_lookup_ops, &leaf);
-	} else if (vaddr >= TASK_SIZE_MAX) {
-		seq_buf_printf(&q->s, "virt: %#lx is not a user address, use pid 0 for kernel addresses\n",
-			       vaddr);
-		return -EINVAL;
 	} else {
 		err = pd_virt_user(q, val[0], vaddr, &leaf);
 	}

@@ -23,8 +23,9 @@
 #define PD_DIR		"/sys/kernel/debug/page_detective"
 #define PD_REPORT_SIZE	(256 * 1024)
 
-#define PM_PRESENT	(1ULL << 63)
-#define PM_PFN_MASK	((1ULL << 55) - 1)
+#define PM_PRESENT	((uint64_t)1 << 63)
+#define PM_SWAP		((uint64_t)1 << 62)
+#define PM_PFN_MASK	(((uint64_t)1 << 55) - 1)
 
 struct pd_summary {
 	unsigned long pfn;
@@ -151,7 +152,8 @@ static inline int pd_parse_summary(const char *report, struct pd_summary *s)
 
 	if (!line)
 		return -1;
-	if (sscanf(line, "summary: pfn=%lx refcount=%ld mapcount=%ld kernel_mappings=%ld user_mappings=%ld processes=%ld memcg=%255s verdict=%15s",
+	if (sscanf(line,
+		   "summary: pfn=%lx refcount=%ld mapcount=%ld kernel_mappings=%ld user_mappings=%ld processes=%ld memcg=%255s verdict=%15s",
 		   &s->pfn, &s->refcount, &s->mapcount, &s->kernel_mappings,
 		   &s->user_mappings, &s->processes, s->memcg, s->verdict) != 8)
 		return -1;
@@ -319,13 +321,20 @@ static inline void pd_parse_kernel_line(const char *line, struct pd_parsed *r)
 	r->nr_kernel++;
 }
 
+/* The line after @line, or NULL. */
+static inline const char *pd_next_line(const char *line)
+{
+	line = strchr(line, '\n');
+	return line ? line + 1 : NULL;
+}
+
 /* Parse @report into @r; 0 if it has a summary line. */
 static inline int pd_parse(const char *report, struct pd_parsed *r)
 {
 	const char *line, *f;
 
 	memset(r, 0, sizeof(*r));
-	for (line = report; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+	for (line = report; line && *line; line = pd_next_line(line)) {
 		if (!strncmp(line, "user: pid ", 10))
 			pd_parse_map_line(line, r->user, &r->nr_user);
 		else if (!strncmp(line, "rmap: pid ", 10))
@@ -343,10 +352,12 @@ static inline int pd_parse(const char *report, struct pd_parsed *r)
 			r->zero_page = true;
 		f = strstr(line, "flags: 0x");
 		if (f && f < strchr(line, '\n') && !r->flags[0]) {
-			sscanf(line, "%15s flags:", r->kind);
-			if (!strcmp(r->kind, "flags:"))
+			/* "[KIND ]flags: 0xHEX(NAME|NAME...)" */
+			if (sscanf(line, "%15s flags:", r->kind) != 1 ||
+			    !strcmp(r->kind, "flags:"))
 				r->kind[0] = '\0';
-			sscanf(f, "flags: %*[^(](%511[^)])", r->flags);
+			if (sscanf(f, "flags: %*[^(](%511[^)])", r->flags) != 1)
+				r->flags[0] = '\0';
 		}
 	}
 	return pd_parse_summary(report, &r->sum);
