@@ -26,6 +26,7 @@
 #include <linux/mutex.h>
 #include <linux/pagewalk.h>
 #include <linux/pid_namespace.h>
+#include <linux/rmap.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
@@ -61,11 +62,21 @@ struct pd_user_mapping {
 	unsigned long addr;
 	const char *level;
 	const char *note;	/* why it is not counted, or NULL */
+	bool unknown_to_rmap;
+};
+
+/* A mapping of the page that the reverse map knows. */
+struct pd_rmap_mapping {
+	struct mm_struct *mm;	/* mmgrab()bed: the struct, not the memory */
+	unsigned long addr;
+	const char *level;
+	bool in_page_tables;	/* the scan found it too */
 };
 
 /* The state of one query, from the input to the summary line. */
 struct pd_query {
 	char input[PD_INPUT_MAX + 1];	/* as written */
+	bool quick;			/* the reverse map only, no scan */
 	struct seq_buf s;		/* the report */
 	unsigned long pfn;
 	struct page *page;		/* the online page at pfn */
@@ -92,12 +103,25 @@ struct pd_query {
 	unsigned int nr_found;		/* in found[], listed or not yet */
 	unsigned int nr_listed;		/* of found[], already in the report */
 	unsigned long unlisted;		/* found when found[] was full */
+	unsigned long unknown_to_rmap;	/* counted mappings rmap lacks */
+
+	/* The reverse map's mappings of the page. */
+	bool rmap_walked;
+	unsigned long rmap_mappings;
+	struct pd_rmap_mapping rmap[PD_LISTED_MAX];
+	unsigned int nr_rmap;
+
+	/* What the query cost. */
+	unsigned long entries;		/* user page-table entries read */
+	unsigned long tables;		/* user PTE tables read */
+	u64 scan_ns, longest_hold_ns, kernel_ns, rmap_ns;
 };
 
 /* The walk of one process's page tables. */
 struct pd_mm_walk {
 	struct pd_query *q;
 	unsigned long found;		/* mappings found in this mm */
+	u64 locked_at;
 	u64 deadline;			/* when to let go of the mmap lock */
 	unsigned long resume;		/* where to go on after letting go */
 	bool progress;			/* walked something in this hold */
@@ -119,7 +143,7 @@ struct pd_command {
 
 /* What an open file serves: its own last query's report, or the latest. */
 struct pd_file {
-	struct mutex lock;
+	struct mutex lock;		/* serialises the file's reads and writes */
 	struct pd_command *cmd;
 	struct pd_report *report;
 };
@@ -130,30 +154,41 @@ static struct dentry *pd_dir;
 
 /* ---- Input --------------------------------------------------------------- */
 
-/*
- * Parse @nr numbers, each decimal or 0x-prefixed hexadecimal, separated and
- * optionally surrounded by white space.  No sign, no octal, no overflow,
- * nothing else on the line.
- */
-static int pd_parse_numbers(char *input, u64 *val, int nr)
+/* The next white-space separated word of *@cur, "" at the end. */
+static char *pd_next_word(char **cur)
 {
-	char *cur = input, *tok;
+	char *word = skip_spaces(*cur), *end = word;
+
+	while (*end && !isspace(*end))
+		end++;
+	*cur = *end ? end + 1 : end;
+	*end = '\0';
+	return word;
+}
+
+/*
+ * Parse @nr numbers, each decimal or 0x-prefixed hexadecimal, then the
+ * option "quick" if it is there; separated and optionally surrounded by
+ * white space.  No sign, no octal, no overflow, nothing else on the line.
+ */
+static int pd_parse_query(char *input, u64 *val, int nr, bool *quick)
+{
+	char *word;
 	int i;
 
 	for (i = 0; i < nr; i++) {
-		cur = skip_spaces(cur);
-		tok = cur;
-		while (*cur && !isspace(*cur))
-			cur++;
-		if (*cur)
-			*cur++ = '\0';
-		if (!isdigit(*tok))
+		word = pd_next_word(&input);
+		if (!isdigit(*word))
 			return -EINVAL;
-		if (kstrtou64(tok, tok[0] == '0' && tolower(tok[1]) == 'x' ? 16 : 10,
-			      &val[i]))
+		if (kstrtou64(word, word[0] == '0' && tolower(word[1]) == 'x' ?
+			      16 : 10, &val[i]))
 			return -EINVAL;
 	}
-	return *skip_spaces(cur) ? -EINVAL : 0;
+	word = pd_next_word(&input);
+	*quick = !strcmp(word, "quick");
+	if (*quick)
+		word = pd_next_word(&input);
+	return *word ? -EINVAL : 0;
 }
 
 /* ---- The page ------------------------------------------------------------ */
@@ -281,7 +316,8 @@ static int pd_describe_page(struct pd_query *q)
 		q->mapcount = atomic_read(&q->page->_mapcount) + 1;
 		if (page_mapcount_is_type(q->mapcount))
 			q->mapcount = 0;
-		seq_buf_puts(&q->s, "folio: none, the refcount is zero: free, or frozen while being split, migrated or freed\n");
+		seq_buf_puts(&q->s,
+			     "folio: none, the refcount is zero: free, or frozen while being split, migrated or freed\n");
 	}
 
 	pd_find_memcg(q);
@@ -364,27 +400,29 @@ static const struct mm_walk_ops pd_kernel_ops = {
 static int pd_kernel_mappings(struct pd_query *q)
 {
 	unsigned long direct = (unsigned long)page_to_virt(q->page);
-	unsigned int before;
+	u64 start = local_clock();
 	int err;
 
-	before = q->kernel_mappings;
 	err = walk_kernel_page_tables(direct, direct + PAGE_SIZE,
 				      &pd_kernel_ops, q);
-	if (!err && q->kernel_mappings == before)
+	if (!err && !q->kernel_mappings)
 		seq_buf_printf(&q->s, "kernel: %#lx direct map, not mapped\n",
 			       direct);
-	if (!err)
+	/* A quick query looks no further than the direct map. */
+	if (!err && !q->quick)
 		err = walk_kernel_page_tables(0, PAGE_OFFSET, &pd_kernel_ops, q);
-	if (!err)
+	if (!err && !q->quick)
 		err = walk_kernel_page_tables((unsigned long)high_memory,
 					      ULONG_MAX, &pd_kernel_ops, q);
+	q->kernel_ns = local_clock() - start;
 	if (err)
 		return err;
 
 	if (q->kernel_mappings > PD_KERNEL_LISTED_MAX)
 		seq_buf_printf(&q->s, "kernel: %u more not listed\n",
 			       q->kernel_mappings - PD_KERNEL_LISTED_MAX);
-	seq_buf_printf(&q->s, "kernel mappings: %u\n", q->kernel_mappings);
+	seq_buf_printf(&q->s, "kernel mappings: %u%s\n", q->kernel_mappings,
+		       q->quick ? ", the direct map only (quick)" : "");
 	return 0;
 }
 
@@ -407,16 +445,39 @@ static void pd_print_vma_name(struct pd_query *q, struct vm_area_struct *vma)
 	}
 }
 
-static void pd_found(struct pd_mm_walk *w, unsigned long addr,
-		     const char *level, const char *note)
+/*
+ * Whether the reverse map knows the mapping of the page at @addr in @mm, and
+ * mark it found.  Only a complete list of its mappings can say it does not.
+ */
+static bool pd_rmap_knows(struct pd_query *q, struct mm_struct *mm,
+			  unsigned long addr)
+{
+	unsigned int i;
+
+	for (i = 0; i < q->nr_rmap; i++) {
+		if (q->rmap[i].mm == mm && q->rmap[i].addr == addr) {
+			q->rmap[i].in_page_tables = true;
+			return true;
+		}
+	}
+	return !q->rmap_walked || q->nr_rmap < q->rmap_mappings;
+}
+
+/* The page is mapped at @addr in @mm; @note says why it is not counted. */
+static void pd_found(struct pd_mm_walk *w, struct mm_struct *mm,
+		     unsigned long addr, const char *level, const char *note)
 {
 	struct pd_query *q = w->q;
+	bool unknown = false;
 
 	w->found++;
-	if (note)
+	if (note) {
 		q->other_mappings++;
-	else
+	} else {
 		q->user_mappings++;
+		unknown = !pd_rmap_knows(q, mm, addr);
+		q->unknown_to_rmap += unknown;
+	}
 
 	if (q->nr_found == PD_LISTED_MAX) {
 		q->unlisted++;
@@ -424,6 +485,7 @@ static void pd_found(struct pd_mm_walk *w, unsigned long addr,
 	}
 	q->found[q->nr_found++] = (struct pd_user_mapping) {
 		.addr = addr, .level = level, .note = note,
+		.unknown_to_rmap = unknown,
 	};
 }
 
@@ -449,6 +511,8 @@ static void pd_list_found(struct pd_query *q, struct task_struct *task,
 			       task_tgid_nr(task), task->comm, m->addr, m->level);
 		if (m->note)
 			seq_buf_printf(&q->s, "(%s, not counted) ", m->note);
+		if (m->unknown_to_rmap)
+			seq_buf_puts(&q->s, "(unknown to rmap) ");
 		if (shared)
 			seq_buf_puts(&q->s, "(mm shared with other processes) ");
 		if (vma)
@@ -487,11 +551,12 @@ static const char *pd_swap_entry_kind(swp_entry_t entry)
  * A non-present entry naming q->pfn: a migration, hwpoison or device entry.
  * The page's mapcount does not count them.
  */
-static void pd_user_swap_entry(struct pd_mm_walk *w, unsigned long addr,
-			       swp_entry_t entry, const char *level)
+static void pd_user_swap_entry(struct pd_mm_walk *w, struct mm_struct *mm,
+			       unsigned long addr, swp_entry_t entry,
+			       const char *level)
 {
 	if (is_pfn_swap_entry(entry) && swp_offset_pfn(entry) == w->q->pfn)
-		pd_found(w, addr, level, pd_swap_entry_kind(entry));
+		pd_found(w, mm, addr, level, pd_swap_entry_kind(entry));
 }
 
 static int pd_user_pud(pud_t *pud, unsigned long addr, unsigned long next,
@@ -507,7 +572,8 @@ static int pd_user_pud(pud_t *pud, unsigned long addr, unsigned long next,
 	walk->action = ACTION_CONTINUE;
 	first = pud_pfn(val);
 	if (w->q->pfn - first < (PUD_SIZE >> PAGE_SHIFT))
-		pd_found(w, (addr & PUD_MASK) + ((w->q->pfn - first) << PAGE_SHIFT),
+		pd_found(w, walk->mm,
+			 (addr & PUD_MASK) + ((w->q->pfn - first) << PAGE_SHIFT),
 			 "pud", "special");
 	return 0;
 }
@@ -519,6 +585,44 @@ static bool pd_pmd_counted(struct vm_area_struct *vma, unsigned long addr,
 	if (!IS_ENABLED(CONFIG_PGTABLE_HAS_HUGE_LEAVES))
 		return false;
 	return vm_normal_page_pmd(vma, addr, pmd);
+}
+
+/*
+ * Read a whole PTE table in one go: a callback per entry would cost more
+ * than reading the entry does.
+ */
+static void pd_user_pte_table(struct pd_mm_walk *w, pmd_t *pmd,
+			      unsigned long addr, unsigned long end,
+			      struct mm_walk *walk)
+{
+	unsigned long pfn = w->q->pfn;
+	pte_t *start, *pte;
+	spinlock_t *ptl;		/* the PTE table's */
+
+	start = pte_offset_map_lock(walk->mm, pmd, addr, &ptl);
+	if (!start) {
+		/* The table went away, or became a huge PMD: look again. */
+		walk->action = ACTION_AGAIN;
+		return;
+	}
+	w->q->tables++;
+	w->q->entries += (end - addr) >> PAGE_SHIFT;
+	for (pte = start; addr != end; pte++, addr += PAGE_SIZE) {
+		pte_t val = ptep_get(pte);
+
+		if (pte_none(val))
+			continue;
+		if (pte_present(val)) {
+			if (unlikely(pte_pfn(val) == pfn))
+				pd_found(w, walk->mm, addr, "pte",
+					 vm_normal_page(walk->vma, addr, val) ?
+					 NULL : "special");
+		} else if (is_swap_pte(val)) {
+			pd_user_swap_entry(w, walk->mm, addr,
+					   pte_to_swp_entry(val), "pte");
+		}
+	}
+	pte_unmap_unlock(start, ptl);
 }
 
 static int pd_user_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
@@ -533,41 +637,27 @@ static int pd_user_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
 		return 1;
 	}
 	w->progress = true;
+	/* Never let the walker go down to PTEs, nor split a huge PMD. */
+	walk->action = ACTION_CONTINUE;
 
 	if (is_pmd_migration_entry(val)) {
-		walk->action = ACTION_CONTINUE;
-		pd_user_swap_entry(w, addr, pmd_to_swp_entry(val), "pmd");
+		pd_user_swap_entry(w, walk->mm, addr, pmd_to_swp_entry(val), "pmd");
 		return 0;
 	}
-	if (!pmd_present(val) || !pmd_leaf(val))
+	if (!pmd_present(val))
 		return 0;
+	if (!pmd_leaf(val)) {
+		pd_user_pte_table(w, pmd, addr, next, walk);
+		return 0;
+	}
 
-	/*
-	 * A huge PMD.  Continuing past it keeps the walker from splitting it,
-	 * which it would do to reach PTEs; the mmap lock keeps a PTE table
-	 * from becoming a huge PMD under us.
-	 */
-	walk->action = ACTION_CONTINUE;
+	/* A huge PMD: the mmap lock keeps a PTE table from becoming one. */
+	w->q->entries++;
 	first = pmd_pfn(val);
 	if (w->q->pfn - first < (PMD_SIZE >> PAGE_SHIFT))
-		pd_found(w, (addr & PMD_MASK) + ((w->q->pfn - first) << PAGE_SHIFT),
+		pd_found(w, walk->mm,
+			 (addr & PMD_MASK) + ((w->q->pfn - first) << PAGE_SHIFT),
 			 "pmd", pd_pmd_counted(walk->vma, addr, val) ? NULL : "special");
-	return 0;
-}
-
-static int pd_user_pte(pte_t *pte, unsigned long addr, unsigned long next,
-		       struct mm_walk *walk)
-{
-	struct pd_mm_walk *w = walk->private;
-	pte_t val = ptep_get(pte);
-
-	if (pte_present(val)) {
-		if (pte_pfn(val) == w->q->pfn)
-			pd_found(w, addr, "pte",
-				 vm_normal_page(walk->vma, addr, val) ? NULL : "special");
-	} else if (is_swap_pte(val)) {
-		pd_user_swap_entry(w, addr, pte_to_swp_entry(val), "pte");
-	}
 	return 0;
 }
 
@@ -585,13 +675,16 @@ static int pd_user_hugetlb(pte_t *pte, unsigned long hmask, unsigned long addr,
 	w->progress = true;
 
 	addr &= hmask;
+	w->q->entries++;
 	if (pte_present(val)) {
 		first = pte_pfn(val);
 		if (w->q->pfn - first < ((~hmask + 1) >> PAGE_SHIFT))
-			pd_found(w, addr + ((w->q->pfn - first) << PAGE_SHIFT),
+			pd_found(w, walk->mm,
+				 addr + ((w->q->pfn - first) << PAGE_SHIFT),
 				 "hugetlb", NULL);
 	} else if (!huge_pte_none(val)) {
-		pd_user_swap_entry(w, addr, pte_to_swp_entry(val), "hugetlb");
+		pd_user_swap_entry(w, walk->mm, addr, pte_to_swp_entry(val),
+				   "hugetlb");
 	}
 	return 0;
 }
@@ -606,7 +699,6 @@ static int pd_walk_every_vma(unsigned long addr, unsigned long next,
 static const struct mm_walk_ops pd_user_ops = {
 	.pud_entry	= pd_user_pud,
 	.pmd_entry	= pd_user_pmd,
-	.pte_entry	= pd_user_pte,
 	.hugetlb_entry	= pd_user_hugetlb,
 	.test_walk	= pd_walk_every_vma,
 	.walk_lock	= PGWALK_RDLOCK,
@@ -630,12 +722,15 @@ static void pd_walk_mm(struct pd_query *q, struct task_struct *task,
 			q->interrupted = true;
 			break;
 		}
-		w.deadline = local_clock() + PD_LOCK_HOLD_NS;
+		w.locked_at = local_clock();
+		w.deadline = w.locked_at + PD_LOCK_HOLD_NS;
 		w.progress = false;
 		w.resume = TASK_SIZE_MAX;
 		err = walk_page_range(mm, addr, TASK_SIZE_MAX, &pd_user_ops, &w);
 		pd_list_found(q, task, mm);
 		mmap_read_unlock(mm);
+		q->longest_hold_ns = max(q->longest_hold_ns,
+					 local_clock() - w.locked_at);
 
 		if (err < 0 || fatal_signal_pending(current)) {
 			q->interrupted = true;
@@ -729,6 +824,7 @@ static struct task_struct *pd_next_process(pid_t *nr)
 
 static void pd_user_mappings(struct pd_query *q)
 {
+	u64 start = local_clock();
 	struct task_struct *task;
 	unsigned int i;
 	pid_t nr = 1;
@@ -740,13 +836,185 @@ static void pd_user_mappings(struct pd_query *q)
 	}
 	for (i = 0; i < q->nr_shared_mms; i++)
 		mmdrop(q->shared_mms[i]);
+	q->scan_ns = local_clock() - start;
 
 	if (q->unlisted)
 		seq_buf_printf(&q->s, "user: %lu more not listed\n", q->unlisted);
-	seq_buf_printf(&q->s, "user mappings: %lu counted, %lu not counted, in %u processes; %u processes scanned, %u kernel threads, skipped: %u exiting, %u with a shared mm%s\n",
+	seq_buf_printf(&q->s,
+		       "user mappings: %lu counted, %lu not counted, in %u processes; %u processes scanned, %u kernel threads, skipped: %u exiting, %u with a shared mm%s\n",
 		       q->user_mappings, q->other_mappings, q->processes,
 		       q->scanned, q->kthreads, q->exiting, q->shared_full,
 		       q->interrupted ? "; interrupted" : "");
+}
+
+/* ---- The reverse map ----------------------------------------------------- */
+
+static void pd_rmap_found(struct pd_query *q, struct mm_struct *mm,
+			  unsigned long addr, const char *level)
+{
+	unsigned int i;
+
+	/* KSM's rmap walk can visit a VMA twice: once for a forked child. */
+	for (i = 0; i < q->nr_rmap; i++)
+		if (q->rmap[i].mm == mm && q->rmap[i].addr == addr)
+			return;
+	q->rmap_mappings++;
+	if (q->nr_rmap == PD_LISTED_MAX)
+		return;
+	mmgrab(mm);
+	q->rmap[q->nr_rmap++] = (struct pd_rmap_mapping) {
+		.mm = mm, .addr = addr, .level = level,
+	};
+}
+
+/*
+ * rmap_walk() callback: where @folio is mapped in @vma; keep the mappings of
+ * the page asked about.  It runs under the rmap lock, and under the page
+ * table lock that page_vma_mapped_walk() holds when it finds a mapping.
+ */
+static bool pd_rmap_one(struct folio *folio, struct vm_area_struct *vma,
+			unsigned long addr, void *arg)
+{
+	struct pd_query *q = arg;
+	unsigned long offset = folio_page_idx(folio, q->page) << PAGE_SHIFT;
+	DEFINE_FOLIO_VMA_WALK(pvmw, folio, vma, addr, 0);
+
+	while (page_vma_mapped_walk(&pvmw)) {
+		pte_t pte;
+
+		/* A huge mapping maps the whole folio, the page included. */
+		if (folio_test_hugetlb(folio)) {
+			pd_rmap_found(q, vma->vm_mm, pvmw.address + offset,
+				      "hugetlb");
+			continue;
+		}
+		if (!pvmw.pte) {
+			pd_rmap_found(q, vma->vm_mm, pvmw.address + offset, "pmd");
+			continue;
+		}
+		pte = ptep_get(pvmw.pte);
+		if (pte_present(pte) && pte_pfn(pte) == q->pfn)
+			pd_rmap_found(q, vma->vm_mm, pvmw.address, "pte");
+	}
+	return true;
+}
+
+/* Whether the reverse map tracks where @folio is mapped. */
+static bool pd_folio_has_rmap(struct folio *folio)
+{
+	unsigned long mapping = (unsigned long)READ_ONCE(folio->mapping);
+
+	if (page_has_type(&folio->page) && !folio_test_hugetlb(folio))
+		return false;
+	return mapping &&
+	       (mapping & PAGE_MAPPING_FLAGS) != PAGE_MAPPING_MOVABLE;
+}
+
+/*
+ * Where the reverse map says the page is mapped: O(mappers), where the scan
+ * of page tables is O(memory mapped), but only what the rmap knows.  A file
+ * or KSM folio is locked for the walk, as damon and page_idle do, so that
+ * its mapping cannot go away.
+ */
+static void pd_rmap_mappings(struct pd_query *q)
+{
+	struct rmap_walk_control rwc = { .rmap_one = pd_rmap_one, .arg = q };
+	struct folio *folio = q->folio;
+	u64 start = local_clock();
+	bool lock;
+
+	q->rmap_walked = true;
+	if (!folio || !pd_folio_has_rmap(folio))
+		return;
+	lock = !folio_test_anon(folio) || folio_test_ksm(folio);
+	if (lock && folio_lock_killable(folio)) {
+		q->rmap_walked = false;
+		q->interrupted = true;
+		return;
+	}
+	rmap_walk(folio, &rwc);
+	if (lock)
+		folio_unlock(folio);
+	q->rmap_ns = local_clock() - start;
+}
+
+/* A process that @mm belongs to, referenced, or NULL. */
+static struct task_struct *pd_mm_owner(struct mm_struct *mm)
+{
+	struct task_struct *p, *t, *owner = NULL;
+
+	rcu_read_lock();
+	for_each_process_thread(p, t) {
+		if (READ_ONCE(t->mm) == mm) {
+			owner = p;
+			get_task_struct(owner);
+			goto out;
+		}
+	}
+out:
+	rcu_read_unlock();
+	return owner;
+}
+
+/* The name of the VMA at @addr in @mm, which nothing but mmgrab() holds. */
+static void pd_print_mm_vma_name(struct pd_query *q, struct mm_struct *mm,
+				 unsigned long addr)
+{
+	struct vm_area_struct *vma;
+
+	if (!mmget_not_zero(mm))
+		return;
+	if (!mmap_read_lock_killable(mm)) {
+		vma = vma_lookup(mm, addr);
+		if (vma)
+			pd_print_vma_name(q, vma);
+		mmap_read_unlock(mm);
+	}
+	mmput(mm);
+}
+
+/*
+ * List the reverse map's mappings: all of them for a quick query, else the
+ * ones the scan of page tables did not find.
+ */
+static void pd_list_rmap(struct pd_query *q)
+{
+	unsigned long unlisted = q->rmap_mappings - q->nr_rmap;
+	unsigned int i, j, mms = 0;
+
+	for (i = 0; i < q->nr_rmap; i++) {
+		struct pd_rmap_mapping *m = &q->rmap[i];
+		struct task_struct *owner;
+
+		for (j = 0; j < i && q->rmap[j].mm != m->mm; j++)
+			;
+		mms += j == i;
+		if (m->in_page_tables)
+			continue;
+		if (seq_buf_used(&q->s) > PD_REPORT_MAX / 4 * 3) {
+			unlisted++;
+			continue;
+		}
+		owner = pd_mm_owner(m->mm);
+		seq_buf_printf(&q->s, "rmap: pid %d (%s) %#lx %s ",
+			       owner ? task_tgid_nr(owner) : 0,
+			       owner ? owner->comm : "none", m->addr, m->level);
+		if (!q->quick)
+			seq_buf_puts(&q->s, "(not in page tables) ");
+		pd_print_mm_vma_name(q, m->mm, m->addr);
+		seq_buf_putc(&q->s, '\n');
+		if (owner)
+			put_task_struct(owner);
+	}
+	if (unlisted)
+		seq_buf_printf(&q->s, "rmap: %lu more not listed\n", unlisted);
+	seq_buf_printf(&q->s, "rmap mappings: %lu%s\n", q->rmap_mappings,
+		       q->rmap_walked ? "" : ", the reverse map was not walked");
+	if (q->quick) {
+		/* No scan: what the summary says of mappings is the rmap's. */
+		q->user_mappings = q->rmap_mappings;
+		q->processes = mms;
+	}
 }
 
 /* ---- Verdict ------------------------------------------------------------- */
@@ -756,22 +1024,33 @@ static const char *pd_verdict(struct pd_query *q)
 	int now = q->folio ? folio_precise_page_mapcount(q->folio, q->page) :
 			     q->mapcount;
 
-	if (q->interrupted || q->exiting || q->shared_full) {
+	if (q->interrupted || q->exiting || q->shared_full || !q->rmap_walked) {
 		seq_buf_puts(&q->s, "verdict: partial, the scan did not see every process\n");
 		return "partial";
 	}
 	if (now != q->mapcount) {
-		seq_buf_printf(&q->s, "verdict: partial, mapcount changed from %d to %d during the scan\n",
+		seq_buf_printf(&q->s,
+			       "verdict: partial, mapcount changed from %d to %d during the scan\n",
 			       q->mapcount, now);
 		return "partial";
 	}
 	if (q->user_mappings != q->mapcount) {
-		seq_buf_printf(&q->s, "verdict: mismatch, mapcount %d but %lu mappings in page tables\n",
-			       q->mapcount, q->user_mappings);
+		seq_buf_printf(&q->s, "verdict: mismatch, mapcount %d but %lu mappings in %s\n",
+			       q->mapcount, q->user_mappings,
+			       q->quick ? "the reverse map" : "page tables");
 		return "mismatch";
 	}
-	seq_buf_printf(&q->s, "verdict: ok, mapcount %d matches the mappings in page tables\n",
-		       q->mapcount);
+	if (!q->quick && (q->rmap_mappings != q->user_mappings ||
+			  q->unknown_to_rmap)) {
+		seq_buf_printf(&q->s,
+			       "verdict: mismatch, %lu mappings in page tables, %lu in the reverse map, %lu unknown to it\n",
+			       q->user_mappings, q->rmap_mappings,
+			       q->unknown_to_rmap);
+		return "mismatch";
+	}
+	seq_buf_printf(&q->s, "verdict: ok, mapcount %d matches the mappings in %s\n",
+		       q->mapcount, q->quick ? "the reverse map" :
+		       "page tables and the reverse map");
 	return "ok";
 }
 
@@ -789,11 +1068,22 @@ static int pd_report_pfn(struct pd_query *q)
 	err = pd_kernel_mappings(q);
 	if (err)
 		return err;
-	pd_user_mappings(q);
+	pd_rmap_mappings(q);
+	if (!q->quick)
+		pd_user_mappings(q);
+	pd_list_rmap(q);
+	seq_buf_printf(&q->s,
+		       "cost: %lu page-table entries in %lu PTE tables in %llu us, longest mmap lock hold %llu us; kernel page tables %llu us; rmap %llu us\n",
+		       q->entries, q->tables, div_u64(q->scan_ns, NSEC_PER_USEC),
+		       div_u64(q->longest_hold_ns, NSEC_PER_USEC),
+		       div_u64(q->kernel_ns, NSEC_PER_USEC),
+		       div_u64(q->rmap_ns, NSEC_PER_USEC));
 	verdict = pd_verdict(q);
-	seq_buf_printf(&q->s, "summary: pfn=%#lx refcount=%d mapcount=%d kernel_mappings=%u user_mappings=%lu processes=%u memcg=%s verdict=%s\n",
+	seq_buf_printf(&q->s,
+		       "summary: pfn=%#lx refcount=%d mapcount=%d kernel_mappings=%u user_mappings=%lu processes=%u memcg=%s verdict=%s rmap_mappings=%lu\n",
 		       q->pfn, q->refcount, q->mapcount, q->kernel_mappings,
-		       q->user_mappings, q->processes, q->memcg, verdict);
+		       q->user_mappings, q->processes, q->memcg, verdict,
+		       q->rmap_mappings);
 	return q->interrupted ? -EINTR : 0;
 }
 
@@ -801,8 +1091,8 @@ static int pd_phys(struct pd_query *q, char *input)
 {
 	u64 paddr;
 
-	if (pd_parse_numbers(input, &paddr, 1)) {
-		seq_buf_printf(&q->s, "phys: invalid input \"%*pE\", expected PADDR\n",
+	if (pd_parse_query(input, &paddr, 1, &q->quick)) {
+		seq_buf_printf(&q->s, "phys: invalid input \"%*pE\", expected PADDR [quick]\n",
 			       (int)strlen(q->input), q->input);
 		return -EINVAL;
 	}
@@ -979,7 +1269,8 @@ static int pd_virt_user(struct pd_query *q, pid_t nr, unsigned long vaddr,
 		return -ESRCH;
 	}
 	if (task->flags & PF_KTHREAD) {
-		seq_buf_printf(&q->s, "virt: pid %d (%s) is a kernel thread, use pid 0 for kernel addresses\n",
+		seq_buf_printf(&q->s,
+			       "virt: pid %d (%s) is a kernel thread, use pid 0 for kernel addresses\n",
 			       nr, task->comm);
 		err = -EINVAL;
 		goto put_task;
@@ -1004,11 +1295,12 @@ static int pd_virt(struct pd_query *q, char *input)
 {
 	struct pd_leaf leaf = {};
 	unsigned long vaddr;
+	bool kernel, kernel_addr;
 	u64 val[2];
 	int err;
 
-	if (pd_parse_numbers(input, val, 2)) {
-		seq_buf_printf(&q->s, "virt: invalid input \"%*pE\", expected PID VADDR\n",
+	if (pd_parse_query(input, val, 2, &q->quick)) {
+		seq_buf_printf(&q->s, "virt: invalid input \"%*pE\", expected PID VADDR [quick]\n",
 			       (int)strlen(q->input), q->input);
 		return -EINVAL;
 	}
@@ -1018,19 +1310,21 @@ static int pd_virt(struct pd_query *q, char *input)
 	}
 	vaddr = val[1] & PAGE_MASK;
 
-	if (val[0] == 0) {
-		if (vaddr < TASK_SIZE_MAX) {
-			seq_buf_printf(&q->s, "virt: %#lx is not a kernel address, give the pid of its process\n",
-				       vaddr);
-			return -EINVAL;
-		}
+	/* PID 0 asks about a kernel address, any other about a user one. */
+	kernel = !val[0];
+	kernel_addr = vaddr >= TASK_SIZE_MAX;
+	if (kernel != kernel_addr) {
+		seq_buf_printf(&q->s,
+			       "virt: %#lx is not a %s address, use %s\n", vaddr,
+			       val[0] ? "user" : "kernel",
+			       val[0] ? "pid 0 for kernel addresses" :
+					"the pid of its process");
+		return -EINVAL;
+	}
+	if (kernel) {
 		seq_buf_printf(&q->s, "virt: kernel vaddr %#lx\n", vaddr);
 		err = walk_kernel_page_tables(vaddr, vaddr + PAGE_SIZE,
 					      &pd_lookup_ops, &leaf);
-	} else if (vaddr >= TASK_SIZE_MAX) {
-		seq_buf_printf(&q->s, "virt: %#lx is not a user address, use pid 0 for kernel addresses\n",
-			       vaddr);
-		return -EINVAL;
 	} else {
 		err = pd_virt_user(q, val[0], vaddr, &leaf);
 	}
@@ -1144,6 +1438,10 @@ static struct pd_query *pd_query_alloc(void)
 
 static void pd_query_free(struct pd_query *q)
 {
+	unsigned int i;
+
+	for (i = 0; i < q->nr_rmap; i++)
+		mmdrop(q->rmap[i].mm);
 	if (q->folio)
 		folio_put(q->folio);
 	kvfree(q->s.buffer);

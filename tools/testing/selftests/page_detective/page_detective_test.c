@@ -22,7 +22,7 @@
 /* Kernel-internal /proc/kpageflags bits (include/linux/kernel-page-flags.h). */
 #define KPF_RESERVED	32
 
-#define BIT64(nr)	(1ULL << (nr))
+#define BIT64(nr)	((uint64_t)1 << (nr))
 
 FIXTURE(pd)
 {
@@ -71,6 +71,15 @@ struct expect {
 /* The address the direct map gives physical address 0, once known. */
 static unsigned long direct_map_base;
 
+/* Bit @bit of /proc/kpageflags is @set if it did not change meanwhile. */
+static void expect_kpf(struct __test_metadata *_metadata, const char *report,
+		       uint64_t kpf, uint64_t stable, int bit, const char *name,
+		       bool set)
+{
+	if (stable & BIT64(bit))
+		EXPECT_EQ(!!(kpf & BIT64(bit)), set) TH_LOG("%s %s", name, report);
+}
+
 /*
  * Check @report, on the page at e->pfn, against the kernel's other
  * interfaces.  /proc/kpageflags is read after the query too: a bit that
@@ -104,11 +113,8 @@ static void check_report(struct __test_metadata *_metadata, const char *report,
 		EXPECT_STREQ(e->memcg, r->sum.memcg);
 
 	/* Flags, where /proc/kpageflags says the same thing otherwise. */
-#define EXPECT_KPF(bit, cond) do {					\
-		if (stable & BIT64(bit))				\
-			EXPECT_EQ(!!(kpf & BIT64(bit)), !!(cond))	\
-				TH_LOG(#bit " %s", report);		\
-	} while (0)
+#define EXPECT_KPF(bit, cond) expect_kpf(_metadata, report, kpf, stable, \
+					 bit, #bit, cond)
 	EXPECT_KPF(KPF_LRU, pd_has_flag(r, "lru"));
 	EXPECT_KPF(KPF_DIRTY, pd_has_flag(r, "dirty"));
 	EXPECT_KPF(KPF_SWAPBACKED, pd_has_flag(r, "swapbacked"));
@@ -122,8 +128,8 @@ static void check_report(struct __test_metadata *_metadata, const char *report,
 	 * "mapping & PAGE_MAPPING_KSM", true for every anonymous page.
 	 */
 	if (!r->page_type[0])
-		EXPECT_KPF(KPF_ANON, !strcmp(r->kind, "anon") ||
-				     !strcmp(r->kind, "ksm"));
+		EXPECT_KPF(KPF_ANON,
+			   !strcmp(r->kind, "anon") || !strcmp(r->kind, "ksm"));
 	if (r->pinned) {
 		EXPECT_KPF(KPF_COMPOUND_HEAD, r->order && !r->idx);
 		EXPECT_KPF(KPF_COMPOUND_TAIL, r->idx);
@@ -164,6 +170,9 @@ static void check_report(struct __test_metadata *_metadata, const char *report,
 		EXPECT_EQ(counted, r->sum.user_mappings);
 		EXPECT_EQ(pids, r->sum.processes);
 	}
+	/* The reverse map knows every counted mapping, and no other. */
+	EXPECT_EQ(r->sum.user_mappings, r->sum.rmap_mappings);
+	EXPECT_EQ(0, r->nr_rmap) TH_LOG("%s", report);
 
 	/*
 	 * The direct map maps every page at one offset from its physical
@@ -178,6 +187,50 @@ static void check_report(struct __test_metadata *_metadata, const char *report,
 			direct_map_base = base;
 		EXPECT_EQ(direct_map_base, base);
 	}
+	free(r);
+}
+
+/*
+ * The quick report on e->pfn: the reverse map alone must name exactly the
+ * counted mappings the test made.
+ */
+static void check_quick(struct __test_metadata *_metadata, char *report,
+			const struct expect *e)
+{
+	struct pd_parsed *r = malloc(sizeof(*r));
+	long counted = 0;
+	int i;
+
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(0, pd_phys_quick(e->pfn, report, PD_REPORT_SIZE))
+		TH_LOG("%s", report);
+	ASSERT_EQ(0, pd_parse(report, r)) TH_LOG("%s", report);
+	EXPECT_EQ(e->pfn, r->sum.pfn);
+	EXPECT_EQ(kpage_read("kpagecount", e->pfn), r->sum.mapcount);
+	EXPECT_STREQ("ok", r->sum.verdict) TH_LOG("%s", report);
+	EXPECT_EQ(0, r->nr_user);
+	for (i = 0; i < e->nr_maps; i++) {
+		const struct expect_map *x = &e->maps[i];
+		int j;
+
+		if (!x->counted)
+			continue;
+		counted++;
+		for (j = 0; j < r->nr_rmap; j++)
+			if (r->rmap[j].pid == x->pid &&
+			    r->rmap[j].addr == (unsigned long)x->addr)
+				break;
+		EXPECT_LT(j, r->nr_rmap) TH_LOG("no pid %d %p: %s", x->pid,
+						x->addr, report);
+		if (j < r->nr_rmap) {
+			EXPECT_STREQ(x->level, r->rmap[j].level);
+			if (x->name)
+				EXPECT_STREQ(x->name, r->rmap[j].name);
+		}
+	}
+	EXPECT_EQ(counted, r->sum.rmap_mappings);
+	EXPECT_EQ(counted, r->sum.user_mappings);
+	EXPECT_EQ(counted, r->nr_rmap);
 	free(r);
 }
 
@@ -215,9 +268,18 @@ static void check_both(struct __test_metadata *_metadata, char *report,
 	ASSERT_EQ(0, pd_phys(e->pfn, report, PD_REPORT_SIZE))
 		TH_LOG("%s", report);
 	check_report(_metadata, report, e, kpf);
+
+	if (!e->more_maps)
+		check_quick(_metadata, report, e);
 }
 
 /* ---- Pages to ask about -------------------------------------------------- */
+
+/* Read a byte, so that the page is faulted in. */
+static char read_byte(const char *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
 
 /* Populated private anonymous memory, never THP unless @thp. */
 static char *map_anon(unsigned long size, int flags, bool thp)
@@ -254,7 +316,7 @@ static int write_page(void *arg)
 /* A shared mapping is not populated in a child until the child faults. */
 static int read_page(void *arg)
 {
-	return *(volatile char *)arg != 0x5a;
+	return read_byte(arg) != 0x5a;
 }
 
 /* ---- Anonymous memory ------------------------------------------------------ */
@@ -344,14 +406,12 @@ TEST_F(pd, zero_page)
 	struct expect_map maps[] = { { getpid(), p, "pte", false } };
 	struct expect e = { 0, maps, 1, .more_maps = true };
 	struct pd_parsed *r = malloc(sizeof(*r));
-	volatile char c;
 	int i;
 
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_NE(NULL, r);
 	madvise(p, self->page_size, MADV_NOHUGEPAGE);
-	c = p[0];
-	(void)c;
+	ASSERT_EQ(0, read_byte(p));
 	e.pfn = pagemap_pfn(0, p);
 	ASSERT_NE(0, kpage_read("kpageflags", e.pfn) & BIT64(KPF_ZERO_PAGE));
 
@@ -394,7 +454,6 @@ struct file_child {
 static int map_file_again(void *arg)
 {
 	struct file_child *fc = arg;
-	volatile char c;
 	int fd = open(fc->path, O_RDONLY);
 
 	if (fd < 0)
@@ -404,9 +463,7 @@ static int map_file_again(void *arg)
 	fc->addr = mmap(NULL, pd_page_size(), PROT_READ, MAP_SHARED, fd, 0);
 	if (fc->addr == MAP_FAILED)
 		return 2;
-	c = fc->addr[0];
-	(void)c;
-	return 0;
+	return read_byte(fc->addr) != 0x7c;
 }
 
 static void check_page_cache(struct __test_metadata *_metadata, char *report,
@@ -510,6 +567,7 @@ TEST_F(pd, shared_mm_walked_once)
 	struct expect e = { pagemap_pfn(child.pid, page), maps, 1 };
 
 	check_both(_metadata, self->report, child.pid, page, "pte", &e);
+	ASSERT_EQ(0, pd_phys(e.pfn, self->report, PD_REPORT_SIZE));
 	ASSERT_EQ(0, pd_parse(self->report, r));
 	EXPECT_TRUE(pd_has_line(self->report, "user: ",
 				"(mm shared with other processes)"));
@@ -810,7 +868,7 @@ static int iomem_range(const char *name, unsigned long *start, unsigned long *en
 }
 
 /* The address /proc/kallsyms gives @sym. */
-static unsigned long kallsyms(const char *sym)
+static unsigned long symbol_address(const char *sym)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
 	char line[256], name[128];
@@ -829,7 +887,7 @@ static unsigned long kallsyms(const char *sym)
 /* Kernel text, by its virtual address: the kernel image maps it. */
 TEST_F(pd, kernel_text)
 {
-	unsigned long text = kallsyms("_stext"), code_start, code_end;
+	unsigned long text = symbol_address("_stext"), code_start, code_end;
 	struct pd_parsed *r = malloc(sizeof(*r));
 	const struct pd_kernel_map *image;
 	struct expect e = { 0 };
@@ -938,7 +996,7 @@ TEST_F(pd, malformed_input)
 	};
 	unsigned int i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		size_t len = bad[i].len ?: strlen(bad[i].input);
 		int err = pd_query_len(bad[i].file, bad[i].input, len,
 				       self->report, PD_REPORT_SIZE);
@@ -982,7 +1040,7 @@ TEST_F(pd, accepted_input_forms)
 	ASSERT_NE(NULL, page);
 	paddr = pagemap_pfn(0, page) * self->page_size;
 
-	snprintf(input, sizeof(input), "  %lu \n", paddr);
+	snprintf(input, sizeof(input), "  %lu%c\n", paddr, ' ');
 	ASSERT_EQ(0, pd_query("phys", input, self->report, PD_REPORT_SIZE));
 	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
 	EXPECT_EQ(paddr / self->page_size, s.pfn);
@@ -1151,10 +1209,10 @@ TEST_F(pd, swapped_out)
 		SKIP(return, "no anonymous page to swap");
 	for (tries = 0; tries < 10; tries++) {
 		madvise(page, self->page_size, MADV_PAGEOUT);
-		if (pagemap_entry(0, page) & (1ULL << 62))
+		if (pagemap_entry(0, page) & PM_SWAP)
 			break;
 	}
-	if (!(pagemap_entry(0, page) & (1ULL << 62)))
+	if (!(pagemap_entry(0, page) & PM_SWAP))
 		SKIP(return, "the page was not swapped out (no swap?)");
 	EXPECT_EQ(-ENXIO, pd_virt(getpid(), page, self->report, PD_REPORT_SIZE));
 	EXPECT_TRUE(pd_has_line(self->report, "leaf: ", "swap entry"))

@@ -24,8 +24,9 @@
 #define PD_DIR		"/sys/kernel/debug/page_detective"
 #define PD_REPORT_SIZE	(256 * 1024)
 
-#define PM_PRESENT	(1ULL << 63)
-#define PM_PFN_MASK	((1ULL << 55) - 1)
+#define PM_PRESENT	((uint64_t)1 << 63)
+#define PM_SWAP		((uint64_t)1 << 62)
+#define PM_PFN_MASK	(((uint64_t)1 << 55) - 1)
 
 struct pd_summary {
 	unsigned long pfn;
@@ -36,6 +37,7 @@ struct pd_summary {
 	long processes;
 	char memcg[256];
 	char verdict[16];
+	long rmap_mappings;	/* -1 if the report does not say */
 };
 
 static inline unsigned long pd_page_size(void)
@@ -135,6 +137,15 @@ static inline int pd_phys(unsigned long pfn, char *report, size_t size)
 	return pd_query("phys", input, report, size);
 }
 
+/* The quick query: what the reverse map knows, without the scan. */
+static inline int pd_phys_quick(unsigned long pfn, char *report, size_t size)
+{
+	char input[64];
+
+	snprintf(input, sizeof(input), "0x%lx quick", pfn * pd_page_size());
+	return pd_query("phys", input, report, size);
+}
+
 /* Parse the summary line, the last line of a complete report. */
 static inline int pd_parse_summary(const char *report, struct pd_summary *s)
 {
@@ -142,10 +153,15 @@ static inline int pd_parse_summary(const char *report, struct pd_summary *s)
 
 	if (!line)
 		return -1;
-	if (sscanf(line, "summary: pfn=%lx refcount=%ld mapcount=%ld kernel_mappings=%ld user_mappings=%ld processes=%ld memcg=%255s verdict=%15s",
+	if (sscanf(line,
+		   "summary: pfn=%lx refcount=%ld mapcount=%ld kernel_mappings=%ld user_mappings=%ld processes=%ld memcg=%255s verdict=%15s",
 		   &s->pfn, &s->refcount, &s->mapcount, &s->kernel_mappings,
 		   &s->user_mappings, &s->processes, s->memcg, s->verdict) != 8)
 		return -1;
+	line = strstr(line, " rmap_mappings=");
+	s->rmap_mappings = -1;
+	if (line && line < strchr(strstr(report, "summary: "), '\n'))
+		sscanf(line, " rmap_mappings=%ld", &s->rmap_mappings);
 	return 0;
 }
 
@@ -239,6 +255,8 @@ struct pd_parsed {
 	struct pd_summary sum;
 	struct pd_user_map user[PD_MAX_MAPS];
 	int nr_user;
+	struct pd_user_map rmap[PD_MAX_MAPS];	/* "rmap:" lines */
+	int nr_rmap;
 	struct pd_kernel_map kernel[PD_MAX_MAPS];
 	int nr_kernel;
 	bool direct_map_unmapped;
@@ -254,18 +272,19 @@ struct pd_parsed {
 };
 
 /*
- * "user: pid PID (COMM) ADDR LEVEL [(NOTE, not counted) ]
- *  [(mm shared with other processes) ][NAME]"
+ * "user: pid PID (COMM) ADDR LEVEL [(NOTE...) ...][NAME]", and the same
+ * for "rmap:"; a mapping with a "not counted" note is not counted.
  */
-static inline void pd_parse_user_line(const char *line, struct pd_parsed *r)
+static inline void pd_parse_map_line(const char *line, struct pd_user_map *maps,
+				     int *nr)
 {
-	struct pd_user_map *m = &r->user[r->nr_user];
+	struct pd_user_map *m = &maps[*nr];
 	const char *p = strstr(line, ") 0x");
 	int n = 0;
 
-	if (r->nr_user == PD_MAX_MAPS || !p)
+	if (*nr == PD_MAX_MAPS || !p)
 		return;
-	if (sscanf(line, "user: pid %d", &m->pid) != 1 ||
+	if (sscanf(strchr(line, ':'), ": pid %d", &m->pid) != 1 ||
 	    sscanf(p + 2, "%lx %15s %n", &m->addr, m->level, &n) != 2 || !n)
 		return;
 	p += 2 + n;
@@ -283,7 +302,7 @@ static inline void pd_parse_user_line(const char *line, struct pd_parsed *r)
 	m->name[strcspn(m->name, "\n")] = '\0';
 	while (strlen(m->name) && m->name[strlen(m->name) - 1] == ' ')
 		m->name[strlen(m->name) - 1] = '\0';
-	r->nr_user++;
+	(*nr)++;
 }
 
 static inline void pd_parse_kernel_line(const char *line, struct pd_parsed *r)
@@ -303,15 +322,24 @@ static inline void pd_parse_kernel_line(const char *line, struct pd_parsed *r)
 	r->nr_kernel++;
 }
 
+/* The line after @line, or NULL. */
+static inline const char *pd_next_line(const char *line)
+{
+	line = strchr(line, '\n');
+	return line ? line + 1 : NULL;
+}
+
 /* Parse @report into @r; 0 if it has a summary line. */
 static inline int pd_parse(const char *report, struct pd_parsed *r)
 {
 	const char *line, *f;
 
 	memset(r, 0, sizeof(*r));
-	for (line = report; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+	for (line = report; line && *line; line = pd_next_line(line)) {
 		if (!strncmp(line, "user: pid ", 10))
-			pd_parse_user_line(line, r);
+			pd_parse_map_line(line, r->user, &r->nr_user);
+		else if (!strncmp(line, "rmap: pid ", 10))
+			pd_parse_map_line(line, r->rmap, &r->nr_rmap);
 		else if (!strncmp(line, "kernel: 0x", 10))
 			pd_parse_kernel_line(line, r);
 		else if (!strncmp(line, "page_type: ", 11))
@@ -325,10 +353,12 @@ static inline int pd_parse(const char *report, struct pd_parsed *r)
 			r->zero_page = true;
 		f = strstr(line, "flags: 0x");
 		if (f && f < strchr(line, '\n') && !r->flags[0]) {
-			sscanf(line, "%15s flags:", r->kind);
-			if (!strcmp(r->kind, "flags:"))
+			/* "[KIND ]flags: 0xHEX(NAME|NAME...)" */
+			if (sscanf(line, "%15s flags:", r->kind) != 1 ||
+			    !strcmp(r->kind, "flags:"))
 				r->kind[0] = '\0';
-			sscanf(f, "flags: %*[^(](%511[^)])", r->flags);
+			if (sscanf(f, "flags: %*[^(](%511[^)])", r->flags) != 1)
+				r->flags[0] = '\0';
 		}
 	}
 	return pd_parse_summary(report, &r->sum);
