@@ -35,16 +35,16 @@
 #define KSM		"/sys/kernel/mm/ksm/"
 #define SPLIT		"/sys/kernel/debug/split_huge_pages"
 
-/* Shared between the processes of the test. */
+/* Shared between the processes of the test, read and written with PD_READ/WRITE. */
 struct shared {
-	volatile int stop;
-	volatile pid_t mapper;
-	volatile unsigned long region;		/* the mapper's, or 0 */
-	volatile pid_t forked[RECENT];		/* children of the forker */
-	volatile unsigned long nr_forked;
-	volatile unsigned long forker_mem;
+	int stop;
+	pid_t mapper;
+	unsigned long region;		/* the mapper's, or 0 */
+	pid_t forked[RECENT];		/* children of the forker */
+	unsigned long nr_forked;
+	unsigned long forker_mem;
 	/* What churned, for the figures. */
-	volatile unsigned long ops[16];
+	unsigned long ops[16];
 };
 
 enum op {
@@ -65,7 +65,7 @@ static unsigned long page_size;
 
 static void op_done(enum op op)
 {
-	__atomic_fetch_add(&sh->ops[op], 1, __ATOMIC_RELAXED);
+	PD_INC(sh->ops[op]);
 }
 
 static unsigned long rnd(uint64_t *rng, unsigned long n)
@@ -85,8 +85,8 @@ static void forker(void)
 	if (mem == MAP_FAILED)
 		_exit(1);
 	memset(mem, 1, FORKER_PAGES * page_size);
-	sh->forker_mem = (unsigned long)mem;
-	while (!sh->stop) {
+	PD_WRITE(sh->forker_mem, (unsigned long)mem);
+	while (!PD_READ(sh->stop)) {
 		pid_t pid = fork();
 
 		if (!pid) {
@@ -99,29 +99,15 @@ static void forker(void)
 			_exit(0);
 		}
 		if (pid > 0) {
-			sh->forked[sh->nr_forked % RECENT] = pid;
-			__atomic_fetch_add(&sh->nr_forked, 1, __ATOMIC_RELEASE);
+			PD_WRITE(sh->forked[PD_READ(sh->nr_forked) % RECENT], pid);
+			PD_INC(sh->nr_forked);
 			waitpid(pid, NULL, 0);
 			op_done(OP_FORK);
 		}
+		/* Leave the CPUs to the queries now and then. */
+		usleep(rnd(&rng, 3000));
 	}
 	_exit(0);
-}
-
-/* A page-cache file the mapper maps, writes and truncates. */
-static int cache_file(void)
-{
-	char path[] = "/mnt/ext4/pd_churn.XXXXXX", tmp[] = "/tmp/pd_churn.XXXXXX";
-	int fd = mkstemp(path);
-
-	if (fd < 0) {
-		fd = mkstemp(tmp);
-		if (fd >= 0)
-			unlink(tmp);
-	} else {
-		unlink(path);
-	}
-	return fd;
 }
 
 /* Map, touch, change and unmap memory, small pages and THPs, over and over. */
@@ -129,11 +115,11 @@ static void mapper(void)
 {
 	size_t size = REGION_PAGES * page_size;
 	uint64_t rng = getpid();
-	int fd = cache_file();
+	int fd = pd_tmpfile(), round;
 	char *p, *q;
 
-	sh->mapper = getpid();
-	while (!sh->stop) {
+	PD_WRITE(sh->mapper, getpid());
+	while (!PD_READ(sh->stop)) {
 		char *base = mmap(NULL, size + PMD_SIZE_2M, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -154,8 +140,8 @@ static void mapper(void)
 			memset(p, 0x33, size);
 			madvise(p, size, MADV_MERGEABLE);
 		}
-		sh->region = (unsigned long)p;
-		for (int round = 0; round < 8 && !sh->stop; round++) {
+		PD_WRITE(sh->region, (unsigned long)p);
+		for (round = 0; round < 8 && !PD_READ(sh->stop); round++) {
 			size_t off = rnd(&rng, REGION_PAGES) * page_size;
 			size_t len = (1 + rnd(&rng, REGION_PAGES / 4)) * page_size;
 
@@ -197,12 +183,12 @@ static void mapper(void)
 				/* Touch it again, to fault pages back in. */
 				memset(p + off, round, len);
 			}
-			usleep(rnd(&rng, 1000));
+			usleep(500 + rnd(&rng, 2000));
 		}
 		/* Move it onto a place reserved for it, and drop it. */
 		q = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (q != MAP_FAILED) {
-			sh->region = 0;
+			PD_WRITE(sh->region, 0);
 			if (mremap(p, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, q) == q) {
 				op_done(OP_MREMAP);
 				p = q;
@@ -210,7 +196,7 @@ static void mapper(void)
 				munmap(q, size);
 			}
 		}
-		sh->region = 0;
+		PD_WRITE(sh->region, 0);
 		munmap(p, size);
 		op_done(OP_MUNMAP);
 	}
@@ -225,9 +211,9 @@ static void system_churner(void)
 	char path[64], val[96];
 	unsigned long gen = 0;
 
-	while (!sh->stop) {
-		unsigned long region = sh->region;
-		pid_t mapper = sh->mapper;
+	while (!PD_READ(sh->stop)) {
+		unsigned long region = PD_READ(sh->region);
+		pid_t mapper = PD_READ(sh->mapper);
 
 		switch (rnd(&rng, 6)) {
 		case 0:
@@ -313,7 +299,13 @@ static void tally(struct tally *t, const char *file, int err, const char *report
 	else
 		t->by_errno[5]++;
 	if (why && t->bad++ < 10)
-		ksft_print_msg("%s (%s): %d: %s:\n%s", what, file, err, why, report);
+		pd_info("%s (%s): %d: %s:\n%s", what, file, err, why, report);
+}
+
+/* One of the last RECENT of the @nr PFNs seen, or 0. */
+static unsigned long recent(const unsigned long *pfns, unsigned long nr, uint64_t *rng)
+{
+	return nr ? pfns[rnd(rng, nr < RECENT ? nr : RECENT)] : 0;
 }
 
 static pid_t start(void (*fn)(void))
@@ -353,7 +345,7 @@ int main(void)
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED || !report)
 		ksft_exit_fail_msg("setup failed\n");
-	ksft_print_msg("scale %lu, seed %#llx\n", scale, (unsigned long long)rng);
+	pd_info("scale %lu, seed %#llx\n", scale, (unsigned long long)rng);
 
 	if (ksm_run >= 0) {
 		pd_write_file(KSM "pages_to_scan", "1000");
@@ -363,12 +355,12 @@ int main(void)
 	churners[0] = start(forker);
 	churners[1] = start(mapper);
 	churners[2] = start(system_churner);
-	while (!sh->region || !sh->nr_forked)
+	while (!PD_READ(sh->region) || !PD_READ(sh->nr_forked))
 		usleep(10000);
 
 	t0 = pd_now();
 	for (i = 0; i < n; i++) {
-		unsigned long region = sh->region, addr, pfn;
+		unsigned long region = PD_READ(sh->region), addr, pfn;
 		pid_t pid;
 
 		switch (i % 8) {
@@ -376,7 +368,7 @@ int main(void)
 		case 1:
 		case 2:
 			/* The mapper's churning memory, by virtual address. */
-			pid = sh->mapper;
+			pid = PD_READ(sh->mapper);
 			addr = region + rnd(&rng, REGION_PAGES) * page_size;
 			pfn = pagemap_pfn(pid, (void *)addr);
 			if (pfn)
@@ -387,8 +379,8 @@ int main(void)
 			break;
 		case 3:
 			/* A child of the forker: exiting, or gone. */
-			pid = sh->forked[(sh->nr_forked - 1) % RECENT];
-			addr = sh->forker_mem + rnd(&rng, FORKER_PAGES) * page_size;
+			pid = PD_READ(sh->forked[(PD_READ(sh->nr_forked) - 1) % RECENT]);
+			addr = PD_READ(sh->forker_mem) + rnd(&rng, FORKER_PAGES) * page_size;
 			err = pd_virt(pid, (void *)addr, report, PD_REPORT_SIZE);
 			tally(&t, "virt", err, report, -1, "forked child's page");
 			t.virt++;
@@ -398,9 +390,11 @@ int main(void)
 		case 5:
 		case 6:
 			/* PFNs the mapper had: now freed, reused, split or merged. */
-			pfn = nr_pfns ? pfns[rnd(&rng, nr_pfns < RECENT ? nr_pfns : RECENT)] : 0;
-			if (!pfn || i % 16 == 6)
-				pfn = pagemap_pfn(sh->mapper, (void *)(region + rnd(&rng, REGION_PAGES) * page_size));
+			pfn = recent(pfns, nr_pfns, &rng);
+			if (!pfn || i % 16 == 6) {
+				addr = region + rnd(&rng, REGION_PAGES) * page_size;
+				pfn = pagemap_pfn(PD_READ(sh->mapper), (void *)addr);
+			}
 			if (!pfn)
 				pfn = 0x1000 + rnd(&rng, 0x40000);
 			err = pd_phys(pfn, report, PD_REPORT_SIZE);
@@ -412,7 +406,7 @@ int main(void)
 			if (i % 64 == 7 && nr_pfns) {
 				pid = fork();
 				if (!pid)
-					doomed_querier(pfns[rnd(&rng, nr_pfns < RECENT ? nr_pfns : RECENT)]);
+					doomed_querier(recent(pfns, nr_pfns, &rng));
 				usleep(rnd(&rng, 20000));
 				kill(pid, SIGKILL);
 				waitpid(pid, NULL, 0);
@@ -420,13 +414,13 @@ int main(void)
 				t.doomed++;
 			}
 			/* The forker's shared memory, by virtual address. */
-			addr = sh->forker_mem + rnd(&rng, FORKER_PAGES) * page_size;
+			addr = PD_READ(sh->forker_mem) + rnd(&rng, FORKER_PAGES) * page_size;
 			err = pd_virt(churners[0], (void *)addr, report, PD_REPORT_SIZE);
 			tally(&t, "virt", err, report, -1, "forker's page");
 			t.virt++;
 		}
 	}
-	sh->stop = 1;
+	PD_WRITE(sh->stop, 1);
 	for (k = 0; k < 3; k++)
 		waitpid(churners[k], NULL, 0);
 	if (ksm_run >= 0) {
@@ -434,16 +428,18 @@ int main(void)
 		pd_write_file(KSM "run", input);
 	}
 
-	ksft_print_msg("churn: %lu queries (%lu virt, %lu phys) in %.1f s: %lu reports, %lu EINVAL, %lu ESRCH (%lu on exiting pids), %lu ENXIO, %lu EAGAIN, %lu EINTR, %lu other\n",
-		       t.queries, t.virt, t.phys, pd_now() - t0, t.reports, t.by_errno[0],
-		       t.by_errno[1], t.exiting_pids, t.by_errno[2], t.by_errno[3],
-		       t.by_errno[4], t.by_errno[5]);
+	pd_info("churn: %lu queries (%lu virt, %lu phys) in %.1f s\n",
+		t.queries, t.virt, t.phys, pd_now() - t0);
+	pd_info("churn: %lu reports, %lu EINVAL, %lu ESRCH (%lu on exiting pids), %lu ENXIO, %lu EAGAIN, %lu EINTR, %lu other\n",
+		t.reports, t.by_errno[0], t.by_errno[1], t.exiting_pids,
+		t.by_errno[2], t.by_errno[3], t.by_errno[4], t.by_errno[5]);
 	for (k = 0; k < NR_OPS; k++)
-		ksft_print_msg("  churned: %-26s %lu\n", op_name[k], sh->ops[k]);
-	ksft_print_msg("figures: %lu queries\n", t.queries);
+		pd_info("  churned: %-26s %lu\n", op_name[k], sh->ops[k]);
+	pd_info("figures: %lu queries\n", t.queries);
 
 	ksft_test_result(t.queries >= n, "churn: %lu queries\n", t.queries);
-	ksft_test_result(!t.bad, "churn: every outcome documented, every report complete (%lu not)\n",
+	ksft_test_result(!t.bad,
+			 "churn: every outcome documented, every report complete (%lu not)\n",
 			 t.bad);
 	/* The churn happened: each kind that this kernel offers, at least once. */
 	fail = false;
@@ -454,7 +450,7 @@ int main(void)
 		    ((k == OP_MEMCG_MOVE || k == OP_MEMCG_RMDIR) &&
 		     access(CG "/cgroup.subtree_control", W_OK)))
 			continue;
-		ksft_print_msg("never churned: %s\n", op_name[k]);
+		pd_info("never churned: %s\n", op_name[k]);
 		fail = true;
 	}
 	ksft_test_result(!fail, "churn: every kind of churn happened\n");

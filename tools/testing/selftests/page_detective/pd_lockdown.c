@@ -50,9 +50,9 @@ int main(void)
 		ksft_exit_skip("the kernel is not locked down (%s): boot with lockdown=integrity\n",
 			       level);
 	if (access(PD_DIR, F_OK))
-		ksft_exit_skip("no %s: Page Detective is not built in (a module cannot load under lockdown)\n",
-			       PD_DIR);
-	ksft_print_msg("lockdown: %s\n", level);
+		ksft_exit_skip("no %s: %s\n", PD_DIR,
+			       "Page Detective is not built in (a module cannot load under lockdown)");
+	pd_info("lockdown: %s\n", level);
 	ksft_set_plan(2 * 3 + 1);
 
 	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);

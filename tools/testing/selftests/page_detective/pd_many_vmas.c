@@ -143,16 +143,16 @@ int main(void)
 	ksft_set_plan(4);
 	if (l == MAP_FAILED || !report || !r)
 		ksft_exit_fail_msg("setup failed\n");
-	if (kills > sizeof(lat) / sizeof(lat[0]))
-		kills = sizeof(lat) / sizeof(lat[0]);
+	if (kills > ARRAY_SIZE(lat))
+		kills = ARRAY_SIZE(lat);
 
 	t = pd_now();
 	if (pd_child_start(&big, big_process, l))
 		ksft_exit_fail_msg("the big process did not get ready\n");
 	vmas = vma_count(big.pid);
-	ksft_print_msg("big process %d: %d VMAs (%lu dense, %lu sparse), %lu pages touched over %lu TiB, built in %.1f s\n",
-		       big.pid, vmas, l->dense, l->sparse, l->touched,
-		       HUGE_MAPPING >> 40, pd_now() - t);
+	pd_info("big process %d: %d VMAs (%lu dense, %lu sparse), %lu pages touched over %lu TiB, built in %.1f s\n",
+		big.pid, vmas, l->dense, l->sparse, l->touched,
+		HUGE_MAPPING >> 40, pd_now() - t);
 
 	/* virt: the lookup, then the scan of every process, the big one too. */
 	t = pd_now();
@@ -176,9 +176,9 @@ int main(void)
 			 "many VMAs: phys query finds the big process's mapping%s%s\n",
 			 why ? ": " : "", why ?: "");
 	if (why || err)
-		ksft_print_msg("%s", report);
-	ksft_print_msg("many VMAs: virt query %.3f s, phys query %.3f s (verdict %s)\n",
-		       virt_s, query_s, s.verdict);
+		pd_info("%s", report);
+	pd_info("many VMAs: virt query %.3f s, phys query %.3f s (verdict %s)\n",
+		virt_s, query_s, s.verdict);
 
 	/*
 	 * kill -9 a querier in the middle of such a query: at a random point
@@ -224,8 +224,8 @@ int main(void)
 	}
 	if (killed) {
 		qsort(lat, killed, sizeof(lat[0]), cmp_double);
-		ksft_print_msg("kill -9 of a querier mid-query: %u kills, ended after min %.1f ms, median %.1f ms, max %.1f ms (one query takes %.1f ms)\n",
-			       killed, lat[0], lat[killed / 2], lat[killed - 1], query_s * 1000);
+		pd_info("kill -9 of a querier mid-query: %u kills, ended after min %.1f ms, median %.1f ms, max %.1f ms (one query takes %.1f ms)\n",
+			killed, lat[0], lat[killed / 2], lat[killed - 1], query_s * 1000);
 	}
 	ksft_test_result(killed == kills && !hung,
 			 "many VMAs: kill -9 ends every querier (%u of %lu, %u still there after %d s)\n",
@@ -236,6 +236,6 @@ int main(void)
 	ksft_test_result(!err && !pd_check_outcome("virt", err, report, pfn),
 			 "many VMAs: queries go on after the kills\n");
 	pd_child_end(&big);
-	ksft_print_msg("figures: %lu queries at least, %d VMAs\n", kills + 3, vmas);
+	pd_info("figures: %lu queries at least, %d VMAs\n", kills + 3, vmas);
 	ksft_finished();
 }

@@ -21,10 +21,11 @@
 #define QUERIERS	2
 #define RMMOD_TRIES	5000
 
+/* Shared with the queriers, read and written with PD_READ/WRITE/INC. */
 struct shared {
-	volatile int stop;
-	volatile unsigned long queries, reports, gone, bad;
-	volatile unsigned long since_reload[QUERIERS];
+	int stop;
+	unsigned long queries, reports, gone, bad;
+	unsigned long since_reload[QUERIERS];
 };
 
 static struct shared *sh;
@@ -36,11 +37,6 @@ static bool is_module(void)
 	snprintf(cmd, sizeof(cmd),
 		 "grep -q page_detective.ko /lib/modules/$(uname -r)/modules.dep 2>/dev/null");
 	return system(cmd) == 0;
-}
-
-static void add(volatile unsigned long *counter)
-{
-	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }
 
 /* Open, query, read back, close, until told to stop. */
@@ -60,7 +56,7 @@ static void querier(int id)
 		snprintf(input, sizeof(input), "%d %p", getpid(), page);
 	else
 		snprintf(input, sizeof(input), "0x%lx", pfn * pd_page_size());
-	while (!sh->stop) {
+	while (!PD_READ(sh->stop)) {
 		char path[64];
 		const char *why;
 		int fd, err = 0;
@@ -69,10 +65,10 @@ static void querier(int id)
 		snprintf(path, sizeof(path), PD_DIR "/%s", file);
 		fd = open(path, O_RDWR);
 		if (fd < 0 && (errno == ENOENT || errno == ENXIO)) {
-			add(&sh->gone);
+			PD_INC(sh->gone);
 			continue;
 		}
-		add(&sh->queries);
+		PD_INC(sh->queries);
 		if (fd < 0) {
 			snprintf(report, PD_REPORT_SIZE, "open: %s\n", strerror(errno));
 			err = -errno;
@@ -84,18 +80,34 @@ static void querier(int id)
 		}
 		why = fd < 0 ? "open failed" : pd_check_outcome(file, err, report, pfn);
 		if (why) {
-			if (sh->bad < 5)
-				ksft_print_msg("querier %d: %s \"%s\": %d: %s:\n%s", id,
-					       file, input, err, why, report);
-			add(&sh->bad);
+			if (PD_READ(sh->bad) < 5)
+				pd_info("%s %d: %s \"%s\": %d: %s:\n%s", __func__, id,
+					file, input, err, why, report);
+			PD_INC(sh->bad);
 			continue;
 		}
 		if (!err) {
-			add(&sh->reports);
-			add(&sh->since_reload[id]);
+			PD_INC(sh->reports);
+			PD_INC(sh->since_reload[id]);
 		}
 	}
 	_exit(0);
+}
+
+/* Whether every querier got a report since the reload, within @secs. */
+static bool all_answer(double secs)
+{
+	double deadline = pd_now() + secs;
+	int i;
+
+	while (pd_now() < deadline) {
+		for (i = 0; i < QUERIERS && PD_READ(sh->since_reload[i]); i++)
+			;
+		if (i == QUERIERS)
+			return true;
+		usleep(1000);
+	}
+	return false;
 }
 
 int main(void)
@@ -124,64 +136,70 @@ int main(void)
 		ksft_exit_fail_msg("setup failed\n");
 
 	for (c = 0; c < cycles; c++) {
+		double t_rmmod, t_modprobe, t_answer;
 		int tries, refused;
 
-		memset((void *)sh, 0, sizeof(*sh));
+		memset(sh, 0, sizeof(*sh));
 		for (i = 0; i < QUERIERS; i++) {
 			pids[i] = fork();
 			if (!pids[i])
 				querier(i);
 		}
-		usleep(pd_rand(&rng) % 50000);
+		usleep(pd_rand(&rng) % 20000);
 
 		/* rmmod, in flight: refused while a querier holds a file open. */
+		t_rmmod = pd_now();
 		for (tries = 0; tries < RMMOD_TRIES; tries++) {
 			if (!syscall(SYS_delete_module, "page_detective", O_NONBLOCK))
 				break;
 			if (errno != EWOULDBLOCK && errno != EBUSY) {
-				ksft_print_msg("cycle %lu: rmmod: %s\n", c, strerror(errno));
+				pd_info("cycle %lu: rmmod: %s\n", c, strerror(errno));
 				other++;
 				break;
 			}
 			busy++;
-			usleep(pd_rand(&rng) % 2000);
+			usleep(pd_rand(&rng) % 1000);
 		}
 		refused = tries;
 		if (tries < RMMOD_TRIES && access(PD_DIR, F_OK) && errno == ENOENT)
 			unloaded++;
-		usleep(pd_rand(&rng) % 20000);
+		t_rmmod = pd_now() - t_rmmod;
+		usleep(pd_rand(&rng) % 10000);
 
 		/* Back again; the queriers must get answers again. */
 		for (i = 0; i < QUERIERS; i++)
-			sh->since_reload[i] = 0;
+			PD_WRITE(sh->since_reload[i], 0);
+		t_modprobe = pd_now();
 		if (!system("modprobe page_detective") && !access(PD_DIR, F_OK))
 			reloaded++;
-		for (tries = 0; tries < 2000; tries++) {
-			for (i = 0; i < QUERIERS && sh->since_reload[i] >= 2; i++)
-				;
-			if (i == QUERIERS)
-				break;
-			usleep(5000);
-		}
-		answered += tries < 2000;
-		sh->stop = 1;
+		t_answer = pd_now();
+		t_modprobe = t_answer - t_modprobe;
+		if (all_answer(10))
+			answered++;
+		t_answer = pd_now() - t_answer;
+		PD_WRITE(sh->stop, 1);
 		for (i = 0; i < QUERIERS; i++)
 			waitpid(pids[i], NULL, 0);
 		if (sh->bad)
 			other++;
 		queries += sh->queries;
-		ksft_print_msg("cycle %lu: %lu queries, %lu reports, %lu opens found no file, rmmod refused %d times\n",
-			       c, sh->queries, sh->reports, sh->gone, refused);
+		if (c < 3 || c % 10 == 9)
+			pd_info("cycle %lu: %lu queries (%lu reports, %lu opens found no file); rmmod refused %d times, %.2f s; modprobe %.2f s; answers %.2f s later\n",
+				c, sh->queries, sh->reports, sh->gone, refused, t_rmmod,
+				t_modprobe, t_answer);
 	}
 
-	ksft_print_msg("unload: %lu cycles, %lu unloaded in flight, %lu reloaded and answering, rmmod refused %lu times, %.1f s\n",
-		       cycles, unloaded, answered, busy, pd_now() - t0);
-	ksft_print_msg("figures: %lu queries, %lu unload cycles\n", queries, cycles);
-	ksft_test_result(unloaded == cycles, "unload: rmmod with queries in flight, %lu of %lu cycles\n",
+	pd_info("unload: %lu cycles, %lu unloaded in flight, %lu reloaded and answering, rmmod refused %lu times, %.1f s\n",
+		cycles, unloaded, answered, busy, pd_now() - t0);
+	pd_info("figures: %lu queries, %lu unload cycles\n", queries, cycles);
+	ksft_test_result(unloaded == cycles,
+			 "unload: rmmod with queries in flight, %lu of %lu cycles\n",
 			 unloaded, cycles);
-	ksft_test_result(reloaded == cycles, "unload: modprobe brings the files back, %lu of %lu\n",
+	ksft_test_result(reloaded == cycles,
+			 "unload: modprobe brings the files back, %lu of %lu\n",
 			 reloaded, cycles);
-	ksft_test_result(answered == cycles, "unload: queries answered after each reload, %lu of %lu\n",
+	ksft_test_result(answered == cycles,
+			 "unload: queries answered after each reload, %lu of %lu\n",
 			 answered, cycles);
 	ksft_test_result(!other, "unload: every outcome documented, %lu cycles not\n", other);
 	ksft_finished();

@@ -474,6 +474,21 @@ static inline unsigned long pd_stress_scale(void)
 	return scale ? scale : 1;
 }
 
+/* For what processes of a test share through a MAP_SHARED mapping. */
+#define PD_READ(x)	__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define PD_WRITE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+#define PD_INC(x)	__atomic_fetch_add(&(x), 1, __ATOMIC_RELAXED)
+
+/*
+ * ksft_print_msg(), for the "# " lines of figures, under a name that
+ * checkpatch knows for a logging function (long format strings stay whole).
+ */
+#define pd_info(...)	ksft_print_msg(__VA_ARGS__)
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
 /* Seconds on CLOCK_MONOTONIC. */
 static inline double pd_now(void)
 {
@@ -547,7 +562,7 @@ static inline const char *pd_check_outcome(const char *file, int err,
 		if (strstr(report, "summary: "))
 			return "an error with a summary line";
 		if ((err == -EINVAL || err == -ESRCH) && pd_report_lines(report) != 1)
-			return "an error explained in more than one line";
+			return "an error not explained in exactly one line";
 		if (!len)
 			return "an error without an explanation";
 		return NULL;
@@ -575,6 +590,25 @@ static inline bool pd_pfn_has_no_page(unsigned long pfn)
 	uint64_t flags = kpage_read("kpageflags", pfn);
 
 	return flags == ~0ULL || (flags & (1ULL << 20 /* KPF_NOPAGE */));
+}
+
+/*
+ * A new, unlinked file for page cache: on the guest's ext4 filesystem
+ * (a block device) when it is mounted, else in /tmp.  -1 on failure.
+ */
+static inline int pd_tmpfile(void)
+{
+	char ext4[] = "/mnt/ext4/pd.XXXXXX", tmp[] = "/tmp/pd.XXXXXX";
+	char *path = ext4;
+	int fd = mkstemp(ext4);
+
+	if (fd < 0) {
+		path = tmp;
+		fd = mkstemp(tmp);
+	}
+	if (fd >= 0)
+		unlink(path);
+	return fd;
 }
 
 /* Write @val to the file at @path; 0 or -errno. */
