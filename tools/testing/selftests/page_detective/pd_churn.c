@@ -325,6 +325,7 @@ int main(void)
 	char *report = malloc(PD_REPORT_SIZE), input[96];
 	long ksm_run = pd_read_long(KSM "run");
 	uint64_t rng = time(NULL);
+	double t_start = pd_now();
 	unsigned long pfns[RECENT] = {}, nr_pfns = 0;
 	pid_t churners[3];
 	struct tally t = {};
@@ -435,7 +436,7 @@ int main(void)
 		t.by_errno[2], t.by_errno[3], t.by_errno[4], t.by_errno[5]);
 	for (k = 0; k < NR_OPS; k++)
 		pd_info("  churned: %-26s %lu\n", op_name[k], sh->ops[k]);
-	pd_info("figures: %lu queries\n", t.queries);
+	pd_info("figures: %lu queries, %.1f s in all\n", t.queries, pd_now() - t_start);
 
 	ksft_test_result(t.queries >= n, "churn: %lu queries\n", t.queries);
 	ksft_test_result(!t.bad,

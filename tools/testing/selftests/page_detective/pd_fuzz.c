@@ -586,7 +586,8 @@ int main(void)
 		t.malformed, t.well_formed, t.unsure);
 	pd_info("fuzz: outcomes %lu reports, %lu EINVAL, %lu ESRCH, %lu ENXIO, %lu other\n",
 		t.reports, t.by_errno[0], t.by_errno[1], t.by_errno[2], t.by_errno[3]);
-	pd_info("figures: %lu queries, %lu fuzz inputs\n", t.writes, t.inputs);
+	pd_info("figures: %lu queries, %lu fuzz inputs, %.1f s in all\n", t.writes, t.inputs,
+		pd_now() - t0);
 	ksft_test_result(t.inputs >= FUZZ_INPUTS * scale, "fuzz: %lu inputs tried\n", t.inputs);
 	ksft_test_result(t.malformed && t.well_formed,
 			 "fuzz: both malformed and well-formed inputs\n");

@@ -122,7 +122,7 @@ int main(void)
 	struct layout *l = mmap(NULL, sizeof(*l), PROT_READ | PROT_WRITE,
 				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	char *report = malloc(PD_REPORT_SIZE);
-	double t, query_s, virt_s, lat[KILLS * 8];
+	double t, query_s, virt_s, lat[KILLS * 8], t_start = pd_now();
 	unsigned long pfn, scale = pd_stress_scale(), kills = KILLS * scale, i;
 	unsigned int killed = 0, hung = 0;
 	struct pd_parsed *r = malloc(sizeof(*r));
@@ -236,6 +236,7 @@ int main(void)
 	ksft_test_result(!err && !pd_check_outcome("virt", err, report, pfn),
 			 "many VMAs: queries go on after the kills\n");
 	pd_child_end(&big);
-	pd_info("figures: %lu queries at least, %d VMAs\n", kills + 3, vmas);
+	pd_info("figures: %lu queries at least, %d VMAs, %.1f s in all\n", kills + 3, vmas,
+		pd_now() - t_start);
 	ksft_finished();
 }

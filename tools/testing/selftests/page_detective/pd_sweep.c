@@ -263,9 +263,11 @@ static void add_samples(struct sweep *s)
 	unsigned long i;
 	int k;
 
+	/* A PFN already on the list under another kind is swept all the same. */
 	for (k = 0; k < NR_KINDS; k++)
 		for (i = 0; i < s->seen_of[k] && i < s->per_kind; i++)
-			add_pfn(s, s->sample[k][i], k);
+			if (!add_pfn(s, s->sample[k][i], k))
+				s->found[k]++;
 }
 
 /*

@@ -46,6 +46,7 @@ static void querier(int id)
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char *report = malloc(PD_REPORT_SIZE), input[64];
 	const char *file = id & 1 ? "virt" : "phys";
+	uint64_t rng = getpid();
 	unsigned long pfn;
 
 	if (page == MAP_FAILED || !report)
@@ -66,6 +67,7 @@ static void querier(int id)
 		fd = open(path, O_RDWR);
 		if (fd < 0 && (errno == ENOENT || errno == ENXIO)) {
 			PD_INC(sh->gone);
+			usleep(1000);
 			continue;
 		}
 		PD_INC(sh->queries);
@@ -90,6 +92,8 @@ static void querier(int id)
 			PD_INC(sh->reports);
 			PD_INC(sh->since_reload[id]);
 		}
+		/* Gaps between queries, for rmmod to get through. */
+		usleep(pd_rand(&rng) % 3000);
 	}
 	_exit(0);
 }
@@ -191,7 +195,8 @@ int main(void)
 
 	pd_info("unload: %lu cycles, %lu unloaded in flight, %lu reloaded and answering, rmmod refused %lu times, %.1f s\n",
 		cycles, unloaded, answered, busy, pd_now() - t0);
-	pd_info("figures: %lu queries, %lu unload cycles\n", queries, cycles);
+	pd_info("figures: %lu queries, %lu unload cycles, %.1f s in all\n", queries, cycles,
+		pd_now() - t0);
 	ksft_test_result(unloaded == cycles,
 			 "unload: rmmod with queries in flight, %lu of %lu cycles\n",
 			 unloaded, cycles);
