@@ -146,6 +146,7 @@ struct pd_file {
 	struct mutex lock;		/* serialises the file's reads and writes */
 	struct pd_command *cmd;
 	struct pd_report *report;
+	bool unread;			/* report is new: read it from its start */
 };
 
 static DEFINE_MUTEX(pd_query_lock);	/* one query at a time */
@@ -1480,8 +1481,12 @@ static ssize_t pd_write(struct file *file, const char __user *ubuf,
 	mutex_lock(&f->lock);
 	pd_report_put(f->report);
 	f->report = report;
-	/* The next read() on this file starts at the new report. */
-	*ppos = 0;
+	/*
+	 * The next read starts at the new report's beginning, wherever the
+	 * last one left the file: the position a write sets is dropped when
+	 * it fails, and a pwrite() sets none.
+	 */
+	f->unread = true;
 	mutex_unlock(&f->lock);
 free:
 	pd_query_free(q);
@@ -1497,6 +1502,9 @@ static ssize_t pd_read(struct file *file, char __user *ubuf, size_t count,
 	mutex_lock(&f->lock);
 	if (!f->report)
 		f->report = pd_latest_get(f->cmd);
+	if (f->unread)
+		*ppos = 0;
+	f->unread = false;
 	if (f->report)
 		ret = simple_read_from_buffer(ubuf, count, ppos, f->report->text,
 					      f->report->len);
