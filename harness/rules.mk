@@ -2,6 +2,9 @@
 ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
 H := $(ROOT)/harness
 export BUILD := $(ROOT)/build
+# ccache hashes paths under it relative to the object folder, so that
+# clones of this repository (CI's fresh ones) share each other's hits.
+export CCACHE_BASEDIR := $(BUILD)
 # default, or debug (KASAN, lockdep, DEBUG_VM, ...)
 VARIANT ?= default
 
