@@ -5,7 +5,7 @@ export BUILD := $(ROOT)/build
 # default, or debug (KASAN, lockdep, DEBUG_VM, ...)
 VARIANT ?= default
 
-.PHONY: run check shell series apply kernel clean
+.PHONY: run check shell series bench apply kernel clean
 
 run: kernel
 	@$(H)/boot $(VARIANT) run
@@ -15,6 +15,9 @@ check:
 
 shell: kernel
 	@$(H)/boot $(VARIANT) shell
+
+bench: kernel
+	@$(H)/bench $(VARIANT)
 
 series: apply
 	@$(H)/format-series
