@@ -8,7 +8,7 @@ export CCACHE_BASEDIR := $(BUILD)
 # default, or debug (KASAN, lockdep, DEBUG_VM, ...)
 VARIANT ?= default
 
-.PHONY: run check shell series apply kernel clean
+.PHONY: run check shell series bench apply kernel clean
 
 run: kernel
 	@$(H)/boot $(VARIANT) run
@@ -18,6 +18,9 @@ check:
 
 shell: kernel
 	@$(H)/boot $(VARIANT) shell
+
+bench: kernel
+	@$(H)/bench $(VARIANT)
 
 series: apply
 	@$(H)/format-series

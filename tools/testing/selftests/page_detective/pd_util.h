@@ -165,6 +165,29 @@ static inline int pd_parse_summary(const char *report, struct pd_summary *s)
 	return 0;
 }
 
+/* What a query cost, from its "cost:" line. */
+struct pd_cost {
+	unsigned long entries;		/* user page-table entries read */
+	unsigned long tables;		/* user PTE tables read */
+	unsigned long scan_us;		/* the scan of every process */
+	unsigned long hold_us;		/* longest mmap lock hold */
+	unsigned long kernel_us;	/* the kernel's page tables */
+	unsigned long rmap_us;		/* the reverse map */
+};
+
+static inline int pd_parse_cost(const char *report, struct pd_cost *c)
+{
+	const char *line = strstr(report, "\ncost: ");
+
+	if (!line)
+		return -1;
+	if (sscanf(line + 1, "cost: %lu page-table entries in %lu PTE tables in %lu us, longest mmap lock hold %lu us; kernel page tables %lu us; rmap %lu us",
+		   &c->entries, &c->tables, &c->scan_us, &c->hold_us,
+		   &c->kernel_us, &c->rmap_us) != 6)
+		return -1;
+	return 0;
+}
+
 /* The report's line that starts with @prefix and contains @needle. */
 static inline bool pd_has_line(const char *report, const char *prefix,
 			       const char *needle)
