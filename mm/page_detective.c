@@ -589,6 +589,48 @@ static bool pd_pmd_counted(struct vm_area_struct *vma, unsigned long addr,
 }
 
 /*
+ * Whether a PTE may concern @pfn: it maps @pfn, or it is neither empty nor
+ * present (a swap, migration or device entry, which pd_user_pte() decodes).
+ */
+static inline bool pd_pte_may_map(pte_t pte, unsigned long pfn)
+{
+	return (pte_pfn(pte) == pfn) | (!pte_none(pte) & !pte_present(pte));
+}
+
+/*
+ * Whether any of @nr PTEs from @pte may concern @pfn.  Almost every table
+ * has none: with no branch but the loop's, it is read at about the speed
+ * of memory, where testing each entry as pd_user_pte() does costs three
+ * branches an entry, most of a scan's time under emulation, where every
+ * branch ends a translated block, and still a good part of it on hardware.
+ */
+static bool pd_pte_table_may_map(pte_t *pte, unsigned int nr,
+				 unsigned long pfn)
+{
+	bool may = false;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		may |= pd_pte_may_map(ptep_get(pte + i), pfn);
+	return may;
+}
+
+/* One entry that pd_pte_may_map() let through. */
+static void pd_user_pte(struct pd_mm_walk *w, struct mm_walk *walk,
+			unsigned long addr, pte_t pte)
+{
+	if (pte_present(pte)) {
+		if (pte_pfn(pte) == w->q->pfn)
+			pd_found(w, walk->mm, addr, "pte",
+				 vm_normal_page(walk->vma, addr, pte) ?
+				 NULL : "special");
+	} else if (is_swap_pte(pte)) {
+		pd_user_swap_entry(w, walk->mm, addr, pte_to_swp_entry(pte),
+				   "pte");
+	}
+}
+
+/*
  * Read a whole PTE table in one go: a callback per entry would cost more
  * than reading the entry does.
  */
@@ -608,19 +650,12 @@ static void pd_user_pte_table(struct pd_mm_walk *w, pmd_t *pmd,
 	}
 	w->q->tables++;
 	w->q->entries += (end - addr) >> PAGE_SHIFT;
-	for (pte = start; addr != end; pte++, addr += PAGE_SIZE) {
-		pte_t val = ptep_get(pte);
+	if (pd_pte_table_may_map(start, (end - addr) >> PAGE_SHIFT, pfn)) {
+		for (pte = start; addr != end; pte++, addr += PAGE_SIZE) {
+			pte_t val = ptep_get(pte);
 
-		if (pte_none(val))
-			continue;
-		if (pte_present(val)) {
-			if (unlikely(pte_pfn(val) == pfn))
-				pd_found(w, walk->mm, addr, "pte",
-					 vm_normal_page(walk->vma, addr, val) ?
-					 NULL : "special");
-		} else if (is_swap_pte(val)) {
-			pd_user_swap_entry(w, walk->mm, addr,
-					   pte_to_swp_entry(val), "pte");
+			if (pd_pte_may_map(val, pfn))
+				pd_user_pte(w, walk, addr, val);
 		}
 	}
 	pte_unmap_unlock(start, ptl);
