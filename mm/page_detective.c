@@ -954,7 +954,16 @@ static bool pd_folio_has_rmap(struct folio *folio)
  */
 static void pd_rmap_mappings(struct pd_query *q)
 {
-	struct rmap_walk_control rwc = { .rmap_one = pd_rmap_one, .arg = q };
+	/*
+	 * Nothing holds an anon folio's anon_vma for us (no mmap lock, and
+	 * the folio may be unmapped meanwhile): take it as page_idle and
+	 * damon do, with a reference if it must wait for the lock.
+	 */
+	struct rmap_walk_control rwc = {
+		.rmap_one = pd_rmap_one,
+		.anon_lock = folio_lock_anon_vma_read,
+		.arg = q,
+	};
 	struct folio *folio = q->folio;
 	u64 start = local_clock();
 	bool lock;
