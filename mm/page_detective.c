@@ -594,7 +594,9 @@ static bool pd_pmd_counted(struct vm_area_struct *vma, unsigned long addr,
  */
 static inline bool pd_pte_may_map(pte_t pte, unsigned long pfn)
 {
-	return (pte_pfn(pte) == pfn) | (!pte_none(pte) & !pte_present(pte));
+	bool neither = (pte_none(pte) | pte_present(pte)) == 0;
+
+	return (pte_pfn(pte) == pfn) | neither;
 }
 
 /*
