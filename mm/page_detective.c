@@ -601,10 +601,10 @@ static inline bool pd_pte_may_map(pte_t pte, unsigned long pfn)
 
 /*
  * Whether any of @nr PTEs from @pte may concern @pfn.  Almost every table
- * has none: with no branch but the loop's, it is read at about the speed
- * of memory, where testing each entry as pd_user_pte() does costs three
- * branches an entry, most of a scan's time under emulation, where every
- * branch ends a translated block, and still a good part of it on hardware.
+ * has none, so a table is first tested whole, with one data-dependent
+ * branch an entry (pte_pfn()'s) where testing each entry as pd_user_pte()
+ * does takes three: the scan's inner loop, the cost that grows with the
+ * memory mapped on the machine.
  */
 static bool pd_pte_table_may_map(pte_t *pte, unsigned int nr,
 				 unsigned long pfn)
