@@ -9,8 +9,13 @@
  */
 #define _GNU_SOURCE
 #include <linux/capability.h>
+#include <linux/io_uring.h>
 #include <linux/kernel-page-flags.h>
+#include <linux/userfaultfd.h>
+#include <dirent.h>
 #include <sched.h>
+#include <spawn.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -65,6 +70,7 @@ struct expect {
 	const struct expect_map *maps;	/* every user mapping, exactly */
 	int nr_maps;
 	bool more_maps;		/* others may map the page too */
+	bool untracked;		/* the reverse map does not track the page */
 	const char *memcg;	/* NULL: only checked against kpagecgroup */
 };
 
@@ -170,8 +176,17 @@ static void check_report(struct __test_metadata *_metadata, const char *report,
 		EXPECT_EQ(counted, r->sum.user_mappings);
 		EXPECT_EQ(pids, r->sum.processes);
 	}
-	/* The reverse map knows every counted mapping, and no other. */
-	EXPECT_EQ(r->sum.user_mappings, r->sum.rmap_mappings);
+	/*
+	 * The reverse map knows every counted mapping, and no other; or the
+	 * page is one it does not track (vm_insert_page()), and it says so.
+	 */
+	if (e->untracked) {
+		EXPECT_EQ(0, r->sum.rmap_mappings);
+		EXPECT_TRUE(pd_has_line(report, "rmap mappings: 0",
+					"does not track")) TH_LOG("%s", report);
+	} else {
+		EXPECT_EQ(r->sum.user_mappings, r->sum.rmap_mappings);
+	}
 	EXPECT_EQ(0, r->nr_rmap) TH_LOG("%s", report);
 
 	/*
@@ -207,8 +222,15 @@ static void check_quick(struct __test_metadata *_metadata, char *report,
 	ASSERT_EQ(0, pd_parse(report, r)) TH_LOG("%s", report);
 	EXPECT_EQ(e->pfn, r->sum.pfn);
 	EXPECT_EQ(kpage_read("kpagecount", e->pfn), r->sum.mapcount);
-	EXPECT_STREQ("ok", r->sum.verdict) TH_LOG("%s", report);
 	EXPECT_EQ(0, r->nr_user);
+	/* Without a reverse map, a quick query has nothing to count. */
+	if (e->untracked) {
+		EXPECT_STREQ("partial", r->sum.verdict) TH_LOG("%s", report);
+		EXPECT_EQ(0, r->sum.rmap_mappings);
+		free(r);
+		return;
+	}
+	EXPECT_STREQ("ok", r->sum.verdict) TH_LOG("%s", report);
 	for (i = 0; i < e->nr_maps; i++) {
 		const struct expect_map *x = &e->maps[i];
 		int j;
@@ -743,6 +765,389 @@ TEST_F(pd, ksm_merged)
 	write_long(KSM "run", run);
 }
 
+/* ---- Healthy look-alikes: pages whose sources disagree by design --------- */
+
+/* The range of the first mapping of /proc/self/maps named @name. */
+static int maps_range(const char *name, unsigned long *start, unsigned long *end)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int ret = -1;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strstr(line, name) &&
+		    sscanf(line, "%lx-%lx", start, end) == 2) {
+			ret = 0;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+/* What "user mappings:" says of processes sharing an mm already scanned. */
+static long sharing_an_mm(const char *report)
+{
+	const char *line = strstr(report, "\nuser mappings: ");
+	const char *p = line ? strstr(line, "; ") : NULL;
+	long sharing = -1;
+
+	/* "...skipped: N exiting; N sharing an mm already scanned" */
+	if (p)
+		p = strstr(p + 2, "; ");
+	if (p && sscanf(p, "; %ld sharing", &sharing) != 1)
+		sharing = -1;
+	return sharing;
+}
+
+/*
+ * The vDSO: mapped in every process with a mapcount, but inserted without
+ * a reverse map (folio->mapping is NULL): the mapcount is judged against
+ * the page tables alone.
+ */
+TEST_F(pd, vdso_page)
+{
+	unsigned long start, end;
+
+	if (maps_range("[vdso]", &start, &end))
+		SKIP(return, "no [vdso]");
+	read_byte((char *)start);
+	struct expect_map maps[] = {
+		{ getpid(), (void *)start, "pte", true, "[vdso]" },
+	};
+	struct expect e = { pagemap_pfn(0, (void *)start), maps, 1,
+			    .more_maps = true, .untracked = true };
+
+	check_both(_metadata, self->report, getpid(), (void *)start, "pte", &e);
+}
+
+/* An io_uring ring: vm_insert_pages(), no reverse map, like the vDSO. */
+TEST_F(pd, io_uring_ring)
+{
+	struct io_uring_params p = {};
+	size_t size;
+	char *ring;
+	int fd;
+
+	if (!pd_kernel_config("IO_URING")[0])
+		SKIP(return, "no CONFIG_IO_URING");
+	fd = syscall(__NR_io_uring_setup, 4, &p);
+	ASSERT_LE(0, fd);
+	size = p.sq_off.array + p.sq_entries * sizeof(__u32);
+	ring = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		    fd, IORING_OFF_SQ_RING);
+	ASSERT_NE(MAP_FAILED, ring);
+	read_byte(ring);
+	struct expect_map maps[] = { { getpid(), ring, "pte", true } };
+	struct expect e = { pagemap_pfn(0, ring), maps, 1, .untracked = true };
+
+	check_both(_metadata, self->report, getpid(), ring, "pte", &e);
+	munmap(ring, size);
+	close(fd);
+}
+
+/* The vfork()ed grandchild: tells its PID, then stays, sharing the mm. */
+static int vfork_ready_fd;
+
+static int tell_pid_and_stay(void *arg)
+{
+	pid_t pid = getpid();
+
+	if (write(vfork_ready_fd, &pid, sizeof(pid)) != sizeof(pid))
+		_exit(1);
+	for (;;)
+		pause();
+	return 0;
+}
+
+/*
+ * A process suspended in vfork() shares its mm with the child (CLONE_VM |
+ * CLONE_VFORK, which sets no MMF_MULTIPROCESS): the mm is walked once, and
+ * the page mapped once is counted once.
+ */
+TEST_F(pd, vfork_child_shares_mm)
+{
+	char *page = mmap(NULL, self->page_size, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	static char stack[64 * 1024];
+	int ready[2], status;
+	pid_t parent, child;
+
+	ASSERT_NE(MAP_FAILED, page);
+	ASSERT_EQ(0, pipe(ready));
+	parent = fork();
+	ASSERT_LE(0, parent);
+	if (!parent) {
+		memset(page, 0x42, pd_page_size());
+		vfork_ready_fd = ready[1];
+		clone(tell_pid_and_stay, stack + sizeof(stack),
+		      CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
+		_exit(0);
+	}
+	ASSERT_EQ(sizeof(child), read(ready[0], &child, sizeof(child)));
+	struct expect_map maps[] = { { parent, page, "pte", true } };
+	struct expect e = { pagemap_pfn(parent, page), maps, 1 };
+
+	check_both(_metadata, self->report, parent, page, "pte", &e);
+	ASSERT_EQ(0, pd_phys(e.pfn, self->report, PD_REPORT_SIZE));
+	EXPECT_LE(1, sharing_an_mm(self->report)) TH_LOG("%s", self->report);
+	kill(child, SIGKILL);
+	kill(parent, SIGKILL);
+	waitpid(parent, &status, 0);
+	close(ready[0]);
+	close(ready[1]);
+	munmap(page, self->page_size);
+}
+
+/* The PID of a child of @parent, or 0. */
+static pid_t child_of(pid_t parent)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *d;
+	pid_t found = 0;
+
+	while (proc && !found && (d = readdir(proc))) {
+		char path[288], comm[64], *end;
+		int pid, ppid;
+		FILE *f;
+
+		pid = strtol(d->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%*d %63s %*c %d", comm, &ppid) == 2 && ppid == parent)
+			found = pid;
+		fclose(f);
+	}
+	if (proc)
+		closedir(proc);
+	return found;
+}
+
+#define SPAWN_FIFO	"/tmp/pd_spawn_fifo"
+
+/*
+ * posix_spawn() runs its child with CLONE_VM | CLONE_VFORK until exec: a
+ * file action that opens a FIFO holds it there, sharing the parent's mm,
+ * while the parent waits in posix_spawn().
+ */
+TEST_F(pd, posix_spawn_child_shares_mm)
+{
+	char *page = mmap(NULL, self->page_size, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pid_t parent, child = 0;
+	int status, tries, fd;
+
+	ASSERT_NE(MAP_FAILED, page);
+	unlink(SPAWN_FIFO);
+	ASSERT_EQ(0, mkfifo(SPAWN_FIFO, 0600));
+	parent = fork();
+	ASSERT_LE(0, parent);
+	if (!parent) {
+		char *const argv[] = { "true", NULL };
+		posix_spawn_file_actions_t fa;
+		pid_t spawned;
+
+		memset(page, 0x42, pd_page_size());
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_addopen(&fa, 3, SPAWN_FIFO, O_RDONLY, 0);
+		if (posix_spawn(&spawned, "/bin/true", &fa, NULL, argv, environ))
+			_exit(1);
+		_exit(waitpid(spawned, NULL, 0) != spawned);
+	}
+	for (tries = 0; tries < 1000 && !child; tries++) {
+		child = child_of(parent);
+		if (!child)
+			usleep(10000);
+	}
+	ASSERT_NE(0, child) TH_LOG("posix_spawn() made no child");
+	struct expect_map maps[] = { { parent, page, "pte", true } };
+	struct expect e = { pagemap_pfn(parent, page), maps, 1 };
+
+	check_both(_metadata, self->report, parent, page, "pte", &e);
+	ASSERT_EQ(0, pd_phys(e.pfn, self->report, PD_REPORT_SIZE));
+	EXPECT_LE(1, sharing_an_mm(self->report)) TH_LOG("%s", self->report);
+	/* Let the child open the FIFO, exec and exit. */
+	fd = open(SPAWN_FIFO, O_WRONLY);
+	EXPECT_LE(0, fd);
+	close(fd);
+	EXPECT_EQ(parent, waitpid(parent, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	unlink(SPAWN_FIFO);
+	munmap(page, self->page_size);
+}
+
+#define PUD_SIZE_1G	(1024 * 1024 * 1024UL)
+
+/* @fd mapped MAP_SHARED over a whole PUD-aligned 1 GiB, or NULL. */
+static char *map_pud_aligned(int fd)
+{
+	char *area = mmap(NULL, 2 * PUD_SIZE_1G, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *aligned, *p;
+
+	if (area == MAP_FAILED)
+		return NULL;
+	aligned = (char *)(((unsigned long)area + PUD_SIZE_1G - 1) & ~(PUD_SIZE_1G - 1));
+	p = mmap(aligned, PUD_SIZE_1G, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd, 0);
+	if (aligned > area)
+		munmap(area, aligned - area);
+	munmap(aligned + PUD_SIZE_1G, area + PUD_SIZE_1G - aligned);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * Processes that MAP_SHARED a PUD-aligned hugetlb region share its PMD
+ * table (huge_pmd_share()): one entry maps the page in all of them, and
+ * the mapcount, 1, counts that entry once.
+ */
+TEST_F(pd, hugetlb_pmd_shared)
+{
+	long before = read_long(NR_HUGEPAGES);
+	struct pd_child child;
+	char *huge;
+	int fd;
+
+	if (strcmp(pd_kernel_config("HUGETLB_PMD_PAGE_TABLE_SHARING"), "y"))
+		SKIP(return, "no CONFIG_HUGETLB_PMD_PAGE_TABLE_SHARING");
+	ASSERT_GE(before, 0);
+	ASSERT_EQ(0, write_long(NR_HUGEPAGES, before + 1));
+	fd = memfd_create("pd_pmd_share", MFD_HUGETLB);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, PUD_SIZE_1G));
+	huge = map_pud_aligned(fd);
+	ASSERT_NE(NULL, huge);
+	memset(huge, 0x5a, self->page_size);
+	/* The child faults the page in through the parent's PMD table. */
+	ASSERT_EQ(0, pd_child_start(&child, read_page, huge));
+	struct expect_map maps[] = {
+		{ getpid(), huge, "hugetlb", true },
+		{ child.pid, huge, "hugetlb", true },
+	};
+	struct expect e = { pagemap_pfn(0, huge), maps, 2 };
+
+	check_both(_metadata, self->report, getpid(), huge, "hugetlb", &e);
+	EXPECT_EQ(1, kpage_read("kpagecount", e.pfn));
+	ASSERT_EQ(0, pd_phys(e.pfn, self->report, PD_REPORT_SIZE));
+	EXPECT_TRUE(pd_has_line(self->report, "user: ", "(page table shared)"))
+		TH_LOG("%s", self->report);
+	EXPECT_EQ(0, pd_child_end(&child));
+	munmap(huge, PUD_SIZE_1G);
+	close(fd);
+	EXPECT_EQ(0, write_long(NR_HUGEPAGES, before));
+}
+
+/*
+ * A KSM page with more mappers than a report lists (256): each of them is
+ * counted once, however often the reverse map visits it.
+ */
+#define KSM_MAPPERS	300
+
+TEST_F(pd, ksm_many_mappers)
+{
+	long run = read_long(KSM "run"), sharing = read_long(KSM "max_page_sharing");
+	size_t size = KSM_MAPPERS * self->page_size;
+	struct pd_summary sum;
+	char *area;
+	int i, tries;
+
+	if (run < 0 || sharing < 0)
+		SKIP(return, "no KSM");
+	/* max_page_sharing can only change when KSM shares no page. */
+	ASSERT_EQ(0, write_long(KSM "run", 2));
+	ASSERT_EQ(0, write_long(KSM "max_page_sharing", 2 * KSM_MAPPERS));
+	area = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, area);
+	ASSERT_EQ(0, madvise(area, size, MADV_NOHUGEPAGE));
+	ASSERT_EQ(0, madvise(area, size, MADV_MERGEABLE));
+	memset(area, 0x3d, size);
+	ASSERT_EQ(0, write_long(KSM "pages_to_scan", 1000));
+	ASSERT_EQ(0, write_long(KSM "sleep_millisecs", 10));
+	ASSERT_EQ(0, write_long(KSM "run", 1));
+	for (tries = 0; tries < 600; tries++) {
+		unsigned long pfn = pagemap_pfn(0, area);
+
+		for (i = 1; i < KSM_MAPPERS; i++)
+			if (pagemap_pfn(0, area + i * self->page_size) != pfn)
+				break;
+		if (i == KSM_MAPPERS)
+			break;
+		usleep(100000);
+	}
+	ASSERT_EQ(KSM_MAPPERS, i) TH_LOG("ksmd merged %d pages in 60 s", i);
+
+	ASSERT_EQ(0, pd_phys(pagemap_pfn(0, area), self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_summary(self->report, &sum));
+	EXPECT_EQ(KSM_MAPPERS, sum.mapcount);
+	EXPECT_EQ(KSM_MAPPERS, kpage_read("kpagecount", sum.pfn));
+	EXPECT_EQ(KSM_MAPPERS, sum.user_mappings) TH_LOG("%s", self->report);
+	EXPECT_EQ(KSM_MAPPERS, sum.rmap_mappings) TH_LOG("%s", self->report);
+	EXPECT_STREQ("ok", sum.verdict) TH_LOG("%s", self->report);
+	EXPECT_TRUE(pd_has_line(self->report, "user: ", "more not listed"));
+	ASSERT_EQ(0, pd_phys_quick(sum.pfn, self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_summary(self->report, &sum));
+	EXPECT_EQ(KSM_MAPPERS, sum.rmap_mappings) TH_LOG("%s", self->report);
+	EXPECT_STREQ("ok", sum.verdict) TH_LOG("%s", self->report);
+
+	munmap(area, size);
+	write_long(KSM "run", 2);
+	write_long(KSM "max_page_sharing", sharing);
+	write_long(KSM "run", run);
+}
+
+/*
+ * userfaultfd write-protection: the PTEs of populated pages carry the
+ * uffd-wp bit, unpopulated ones become PTE markers, and the scan reads
+ * through both.
+ */
+TEST_F(pd, uffd_wp_range)
+{
+	struct uffdio_api api = { .api = UFFD_API,
+				  .features = UFFD_FEATURE_WP_UNPOPULATED };
+	size_t size = 4 * self->page_size;
+	struct uffdio_register reg = {};
+	struct uffdio_writeprotect wp = {};
+	char *area;
+	int uffd;
+
+	if (!pd_kernel_config("USERFAULTFD")[0])
+		SKIP(return, "no CONFIG_USERFAULTFD");
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	ASSERT_LE(0, uffd);
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	area = map_anon(size, MAP_PRIVATE, false);
+	ASSERT_NE(NULL, area);
+	/* Half populated, half not. */
+	ASSERT_EQ(0, madvise(area + 2 * self->page_size, 2 * self->page_size,
+			     MADV_DONTNEED));
+	reg.range.start = (unsigned long)area;
+	reg.range.len = size;
+	reg.mode = UFFDIO_REGISTER_MODE_WP;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+	wp.range = reg.range;
+	wp.mode = UFFDIO_WRITEPROTECT_MODE_WP;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_WRITEPROTECT, &wp));
+	/* A marker where nothing is mapped, the bit where a page is. */
+	EXPECT_TRUE(pagemap_entry(0, area + 3 * self->page_size) & PM_UFFD_WP);
+	EXPECT_TRUE(pagemap_entry(0, area) & PM_UFFD_WP);
+	struct expect_map maps[] = { { getpid(), area, "pte", true } };
+	struct expect e = { pagemap_pfn(0, area), maps, 1 };
+
+	check_both(_metadata, self->report, getpid(), area, "pte", &e);
+	ASSERT_EQ(-ENXIO, pd_virt(getpid(), area + 3 * self->page_size,
+				  self->report, PD_REPORT_SIZE));
+	EXPECT_TRUE(pd_has_line(self->report, "leaf: ", "pte marker"))
+		TH_LOG("%s", self->report);
+	munmap(area, size);
+	close(uffd);
+}
+
 /* ---- Memory cgroups ------------------------------------------------------------ */
 
 #define CG "/sys/fs/cgroup"
@@ -1119,6 +1524,57 @@ TEST_F(pd, report_in_kernel_log)
 	EXPECT_EQ(1, kmsg_pd_lines(fd, want)) TH_LOG("no \"%s\" in the log", want);
 	close(fd);
 	munmap(page, self->page_size);
+}
+
+/* Whether @text holds a number that is an x86_64 kernel address. */
+static bool has_kernel_address(const char *text)
+{
+	const char *p;
+
+	for (p = strstr(text, "0x"); p; p = strstr(p + 2, "0x"))
+		if (strtoull(p, NULL, 16) >= 0xffff800000000000ULL)
+			return true;
+	return false;
+}
+
+/* The page_detective lines in the log from @fd on with a kernel address. */
+static int kmsg_kernel_addresses(int fd)
+{
+	char rec[2048];
+	int lines = 0;
+	ssize_t n;
+
+	while ((n = read(fd, rec, sizeof(rec) - 1)) > 0) {
+		char *text;
+
+		rec[n] = '\0';
+		text = strchr(rec, ';');
+		if (text && !strncmp(text + 1, "page_detective: ", 16) &&
+		    has_kernel_address(text))
+			lines++;
+	}
+	return lines;
+}
+
+/*
+ * The file, which only root opens, shows kernel addresses; the kernel log,
+ * which others may read and pstore keeps, shows them hashed.
+ */
+TEST_F(pd, no_kernel_address_in_log)
+{
+	unsigned long text = symbol_address("_text");
+	char input[64];
+	int fd = kmsg_open_at_end();
+
+	ASSERT_GE(fd, 0);
+	ASSERT_NE(0, text);
+	snprintf(input, sizeof(input), "0 0x%lx", text);
+	ASSERT_EQ(0, pd_query("virt", input, self->report, PD_REPORT_SIZE));
+	EXPECT_TRUE(has_kernel_address(self->report)) TH_LOG("%s", self->report);
+	snprintf(input, sizeof(input), "0 0x%lx", text + (1UL << 40));
+	pd_query("virt", input, self->report, PD_REPORT_SIZE);
+	EXPECT_EQ(0, kmsg_kernel_addresses(fd));
+	close(fd);
 }
 
 /* A pid with no process: -ESRCH. */

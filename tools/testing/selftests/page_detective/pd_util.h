@@ -26,6 +26,7 @@
 
 #define PM_PRESENT	((uint64_t)1 << 63)
 #define PM_SWAP		((uint64_t)1 << 62)
+#define PM_UFFD_WP	((uint64_t)1 << 57)
 #define PM_PFN_MASK	(((uint64_t)1 << 55) - 1)
 
 struct pd_summary {
@@ -38,6 +39,7 @@ struct pd_summary {
 	char memcg[256];
 	char verdict[16];
 	long rmap_mappings;	/* -1 if the report does not say */
+	long culprits;		/* -1 if the report does not say */
 };
 
 static inline unsigned long pd_page_size(void)
@@ -149,7 +151,7 @@ static inline int pd_phys_quick(unsigned long pfn, char *report, size_t size)
 /* Parse the summary line, the last line of a complete report. */
 static inline int pd_parse_summary(const char *report, struct pd_summary *s)
 {
-	const char *line = strstr(report, "summary: ");
+	const char *line = strstr(report, "summary: "), *end, *p;
 
 	if (!line)
 		return -1;
@@ -158,10 +160,15 @@ static inline int pd_parse_summary(const char *report, struct pd_summary *s)
 		   &s->pfn, &s->refcount, &s->mapcount, &s->kernel_mappings,
 		   &s->user_mappings, &s->processes, s->memcg, s->verdict) != 8)
 		return -1;
-	line = strstr(line, " rmap_mappings=");
+	end = strchr(line, '\n');
 	s->rmap_mappings = -1;
-	if (line && line < strchr(strstr(report, "summary: "), '\n'))
-		sscanf(line, " rmap_mappings=%ld", &s->rmap_mappings);
+	s->culprits = -1;
+	p = strstr(line, " rmap_mappings=");
+	if (p && (!end || p < end))
+		sscanf(p, " rmap_mappings=%ld", &s->rmap_mappings);
+	p = strstr(line, " culprits=");
+	if (p && (!end || p < end))
+		sscanf(p, " culprits=%ld", &s->culprits);
 	return 0;
 }
 
@@ -604,6 +611,33 @@ static inline const char *pd_check_outcome(const char *file, int err,
 		return why;
 	}
 	return NULL;
+}
+
+/*
+ * The verdicts of complete reports, counted.  On a guest where nobody
+ * corrupts memory, a "mismatch" is a false alarm: the first few are kept
+ * for the log.
+ */
+struct pd_verdicts {
+	unsigned long ok, partial, mismatch;
+	char first_mismatch[4096];
+};
+
+static inline void pd_count_verdict(struct pd_verdicts *v, const char *report)
+{
+	struct pd_summary s;
+
+	if (pd_parse_summary(report, &s))
+		return;
+	if (!strcmp(s.verdict, "ok")) {
+		v->ok++;
+	} else if (!strcmp(s.verdict, "partial")) {
+		v->partial++;
+	} else {
+		if (!v->mismatch++)
+			snprintf(v->first_mismatch, sizeof(v->first_mismatch),
+				 "%s", report);
+	}
 }
 
 /*

@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Page Detective: what is this page, and who maps it?
+ *
+ * Root writes "PID VADDR" to <debugfs>/page_detective/virt, or a physical
+ * address to <debugfs>/page_detective/phys.  The report describes the page
+ * (refcount, mapcount, flags, memcg), every kernel mapping of it, every
+ * process whose page tables map it and what the reverse map says, and ends
+ * with a verdict comparing them.  It goes to the kernel log and is read
+ * back from the same file.  See Documentation/mm/page_detective.rst.
+ *
+ * This file has the debugfs files, the input, and the report: formatted
+ * once into a seq_buf, printed to the log with every kernel address hashed,
+ * and served whole from the file, which only root can open.
+ */
+
+#define pr_fmt(fmt) "page_detective: " fmt
+
+#include <linux/capability.h>
+#include <linux/ctype.h>
+#include <linux/debugfs.h>
+#include <linux/kref.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "pd.h"
+
+/* A finished report: immutable, shared by the files that serve it. */
+struct pd_report {
+	struct kref ref;
+	size_t len;
+	char text[];
+};
+
+struct pd_command {
+	const char *name;
+	int (*query)(struct pd_query *q, char *input);
+	struct pd_report *latest;	/* under pd_latest_lock */
+};
+
+/* What an open file serves: its own last query's report, or the latest. */
+struct pd_file {
+	struct mutex lock;		/* serialises the file's reads and writes */
+	struct pd_command *cmd;
+	struct pd_report *report;
+	bool unread;			/* report is new: read it from its start */
+};
+
+static DEFINE_MUTEX(pd_query_lock);	/* one query at a time */
+static DEFINE_SPINLOCK(pd_latest_lock);
+static struct dentry *pd_dir;
+
+/* ---- Input --------------------------------------------------------------- */
+
+/* The next white-space separated word of *@cur, "" at the end. */
+static char *pd_next_word(char **cur)
+{
+	char *word = skip_spaces(*cur), *end = word;
+
+	while (*end && !isspace(*end))
+		end++;
+	*cur = *end ? end + 1 : end;
+	*end = '\0';
+	return word;
+}
+
+/*
+ * Parse @nr numbers, each decimal or 0x-prefixed hexadecimal, then the
+ * option "quick" if it is there; separated and optionally surrounded by
+ * white space.  No sign, no octal, no overflow, nothing else on the line.
+ */
+static int pd_parse_query(char *input, u64 *val, int nr, bool *quick)
+{
+	char *word;
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		word = pd_next_word(&input);
+		if (!isdigit(*word))
+			return -EINVAL;
+		if (kstrtou64(word, word[0] == '0' && tolower(word[1]) == 'x' ?
+			      16 : 10, &val[i]))
+			return -EINVAL;
+	}
+	word = pd_next_word(&input);
+	*quick = !strcmp(word, "quick");
+	if (*quick)
+		word = pd_next_word(&input);
+	return *word ? -EINVAL : 0;
+}
+
+/* ---- The report ---------------------------------------------------------- */
+
+/**
+ * pd_print_kaddr - put a kernel virtual address into the report
+ * @q: the query
+ * @addr: the address
+ *
+ * The file, which only root can open, shows it; the kernel log, which may
+ * be readable by others (dmesg_restrict=0) and kept (pstore), shows it
+ * hashed, as %p does, lest the report defeat KASLR.
+ */
+void pd_print_kaddr(struct pd_query *q, unsigned long addr)
+{
+	size_t at = seq_buf_used(&q->s);
+
+	if (q->nr_kaddrs == PD_KADDRS_MAX) {
+		seq_buf_printf(&q->s, "%p", (void *)addr);
+		return;
+	}
+	seq_buf_printf(&q->s, "%#lx", addr);
+	q->kaddrs[q->nr_kaddrs++] = (struct pd_kaddr) {
+		.offset = at, .len = seq_buf_used(&q->s) - at, .addr = addr,
+	};
+}
+
+/*
+ * Print the report to the kernel log, a line per printk(), each kernel
+ * address that pd_print_kaddr() put in replaced by its hash.
+ */
+static void pd_log_report(struct pd_query *q)
+{
+	const char *text = seq_buf_str(&q->s);
+	size_t len = seq_buf_used(&q->s), start = 0, pos, end;
+	unsigned int k = 0;
+	struct seq_buf line;
+
+	while (start < len) {
+		end = start + strcspn(text + start, "\n");
+		seq_buf_init(&line, q->path, sizeof(q->path));
+		for (pos = start; k < q->nr_kaddrs &&
+		     q->kaddrs[k].offset < end; k++) {
+			const struct pd_kaddr *ka = &q->kaddrs[k];
+
+			seq_buf_printf(&line, "%.*s%p", (int)(ka->offset - pos),
+				       text + pos, (void *)ka->addr);
+			pos = ka->offset + ka->len;
+		}
+		seq_buf_printf(&line, "%.*s", (int)(end - pos), text + pos);
+		pr_info("%s\n", seq_buf_str(&line));
+		start = end + 1;
+	}
+}
+
+static void pd_report_release(struct kref *ref)
+{
+	kfree(container_of(ref, struct pd_report, ref));
+}
+
+static void pd_report_put(struct pd_report *report)
+{
+	if (report)
+		kref_put(&report->ref, pd_report_release);
+}
+
+static struct pd_report *pd_latest_get(struct pd_command *cmd)
+{
+	struct pd_report *report;
+
+	spin_lock(&pd_latest_lock);
+	report = cmd->latest;
+	if (report)
+		kref_get(&report->ref);
+	spin_unlock(&pd_latest_lock);
+	return report;
+}
+
+static void pd_latest_set(struct pd_command *cmd, struct pd_report *report)
+{
+	struct pd_report *old;
+
+	kref_get(&report->ref);
+	spin_lock(&pd_latest_lock);
+	old = cmd->latest;
+	cmd->latest = report;
+	spin_unlock(&pd_latest_lock);
+	pd_report_put(old);
+}
+
+/* Print the report to the kernel log, and keep it for reading back. */
+static struct pd_report *pd_publish(struct pd_command *cmd, struct pd_query *q)
+{
+	size_t len = seq_buf_used(&q->s);
+	struct pd_report *report;
+
+	pd_log_report(q);
+	if (seq_buf_has_overflowed(&q->s))
+		pr_warn("%s: the report above is truncated\n", cmd->name);
+
+	report = kmalloc(struct_size(report, text, len), GFP_KERNEL);
+	if (!report)
+		return NULL;
+	kref_init(&report->ref);
+	report->len = len;
+	memcpy(report->text, seq_buf_str(&q->s), len);
+	pd_latest_set(cmd, report);
+	return report;
+}
+
+/* ---- Queries ------------------------------------------------------------- */
+
+/* What the summary line counts of mappings, from the scan or the rmap. */
+static void pd_summary_counts(struct pd_query *q, unsigned long *user,
+			      unsigned long *rmap, unsigned int *processes)
+{
+	unsigned int last = q->rmap_passes - 1, mms = 0;
+	struct pd_map *map, *other;
+
+	*user = 0;
+	*rmap = 0;
+	list_for_each_entry(map, &q->map_list, list) {
+		*user += !!(map->seen & PD_SEEN_SCAN);
+		*rmap += !!(map->seen & PD_SEEN_RMAP(last));
+	}
+	*processes = q->processes;
+	if (!q->quick)
+		return;
+	/* No scan: what the summary says of mappings is the reverse map's. */
+	*user = *rmap;
+	list_for_each_entry(map, &q->map_list, list) {
+		if (!(map->seen & PD_SEEN_RMAP(last)))
+			continue;
+		list_for_each_entry(other, &q->map_list, list)
+			if (other == map || (other->mm == map->mm &&
+					     other->seen & PD_SEEN_RMAP(last)))
+				break;
+		mms += other == map;
+	}
+	*processes = mms;
+}
+
+/* The whole report on the page at q->pfn. */
+static int pd_report_pfn(struct pd_query *q)
+{
+	unsigned long user, rmap;
+	unsigned int processes, culprits;
+	const char *verdict;
+	int err;
+
+	err = pd_describe_page(q);
+	if (err)
+		return err;
+	err = pd_kernel_mappings(q);
+	if (err)
+		return err;
+	/* The reverse map first: the verdict re-checks what the scan adds. */
+	pd_rmap_pass(q);
+	if (!q->quick)
+		pd_user_mappings(q);
+	pd_find_owners(q);
+	pd_list_rmap(q);
+	pd_note_refcount(q);
+	verdict = pd_verdict(q, &culprits);
+	seq_buf_printf(&q->s,
+		       "cost: %lu page-table entries in %lu PTE tables in %llu us, longest mmap lock hold %llu us; kernel page tables %llu us; rmap %llu us; verdict %llu us\n",
+		       q->entries, q->tables, div_u64(q->scan_ns, NSEC_PER_USEC),
+		       div_u64(q->longest_hold_ns, NSEC_PER_USEC),
+		       div_u64(q->kernel_ns, NSEC_PER_USEC),
+		       div_u64(q->rmap_ns, NSEC_PER_USEC),
+		       div_u64(q->recheck_ns, NSEC_PER_USEC));
+	pd_summary_counts(q, &user, &rmap, &processes);
+	seq_buf_printf(&q->s,
+		       "summary: pfn=%#lx refcount=%d mapcount=%d kernel_mappings=%u user_mappings=%lu processes=%u memcg=%s verdict=%s rmap_mappings=%lu culprits=%u\n",
+		       q->pfn, q->refcount, q->mapcount, q->kernel_mappings,
+		       user, processes, q->memcg, verdict, rmap, culprits);
+	return q->interrupted ? -EINTR : 0;
+}
+
+static int pd_phys(struct pd_query *q, char *input)
+{
+	u64 paddr;
+
+	if (pd_parse_query(input, &paddr, 1, &q->quick)) {
+		seq_buf_printf(&q->s, "phys: invalid input \"%*pE\", expected PADDR [quick]\n",
+			       (int)strlen(q->input), q->input);
+		return -EINVAL;
+	}
+	q->pfn = PHYS_PFN(paddr);
+	return pd_report_pfn(q);
+}
+
+static int pd_virt(struct pd_query *q, char *input)
+{
+	struct pd_leaf leaf = {};
+	unsigned long vaddr;
+	bool kernel, kernel_addr;
+	u64 val[2];
+	int err;
+
+	if (pd_parse_query(input, val, 2, &q->quick)) {
+		seq_buf_printf(&q->s, "virt: invalid input \"%*pE\", expected PID VADDR [quick]\n",
+			       (int)strlen(q->input), q->input);
+		return -EINVAL;
+	}
+	if (val[0] > PID_MAX_LIMIT) {
+		seq_buf_printf(&q->s, "virt: pid %llu out of range\n", val[0]);
+		return -EINVAL;
+	}
+	vaddr = val[1] & PAGE_MASK;
+
+	/* PID 0 asks about a kernel address, any other about a user one. */
+	kernel = !val[0];
+	kernel_addr = vaddr >= TASK_SIZE_MAX;
+	if (kernel != kernel_addr) {
+		seq_buf_puts(&q->s, "virt: ");
+		if (kernel_addr)
+			pd_print_kaddr(q, vaddr);
+		else
+			seq_buf_printf(&q->s, "%#lx", vaddr);
+		seq_buf_printf(&q->s, " is not a %s address, use %s\n",
+			       val[0] ? "user" : "kernel",
+			       val[0] ? "pid 0 for kernel addresses" :
+					"the pid of its process");
+		return -EINVAL;
+	}
+	if (kernel)
+		err = pd_kernel_lookup(q, vaddr, &leaf);
+	else
+		err = pd_virt_user(q, val[0], vaddr, &leaf);
+	if (err)
+		return err;
+	if (!leaf.present)
+		return -ENXIO;
+	q->pfn = leaf.pfn;
+	err = pd_report_pfn(q);
+	/* A mapping of something that is not memory: nothing to report on. */
+	return err == -EINVAL ? -ENXIO : err;
+}
+
+/* ---- Files --------------------------------------------------------------- */
+
+/* Copy in @count bytes of input: at most PD_INPUT_MAX, without NUL. */
+static int pd_copy_input(struct pd_query *q, const char *name,
+			 const char __user *ubuf, size_t count)
+{
+	if (!count || count > PD_INPUT_MAX) {
+		seq_buf_printf(&q->s, "%s: %zu bytes of input, expected 1 to %d\n",
+			       name, count, PD_INPUT_MAX);
+		return -EINVAL;
+	}
+	if (copy_from_user(q->input, ubuf, count)) {
+		seq_buf_printf(&q->s, "%s: cannot read the input\n", name);
+		return -EFAULT;
+	}
+	q->input[count] = '\0';
+	if (strlen(q->input) != count) {
+		seq_buf_printf(&q->s, "%s: the input contains a NUL byte\n", name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static struct pd_query *pd_query_alloc(void)
+{
+	struct pd_query *q;
+	char *buf;
+
+	q = kvzalloc(sizeof(*q), GFP_KERNEL);
+	/* Zeroed: a truncated report shows nothing it did not write. */
+	buf = kvzalloc(PD_REPORT_MAX, GFP_KERNEL);
+	if (!q || !buf) {
+		kvfree(q);
+		kvfree(buf);
+		return NULL;
+	}
+	seq_buf_init(&q->s, buf, PD_REPORT_MAX);
+	pd_mappings_init(q);
+	return q;
+}
+
+static void pd_query_free(struct pd_query *q)
+{
+	pd_mappings_free(q);
+	if (q->folio)
+		folio_put(q->folio);
+	kvfree(q->s.buffer);
+	kvfree(q);
+}
+
+/*
+ * Run the query written to @file.  Its report, error or not, goes to the
+ * log and becomes what @file reads back, and the latest report of the file.
+ */
+static ssize_t pd_write(struct file *file, const char __user *ubuf,
+			size_t count, loff_t *ppos)
+{
+	struct pd_file *f = file->private_data;
+	struct pd_report *report;
+	char input[PD_INPUT_MAX + 1];
+	struct pd_query *q;
+	int err;
+
+	q = pd_query_alloc();
+	if (!q)
+		return -ENOMEM;
+	if (mutex_lock_killable(&pd_query_lock)) {
+		err = -EINTR;
+		goto free;
+	}
+	err = pd_copy_input(q, f->cmd->name, ubuf, count);
+	if (!err) {
+		/* The query may cut its input up; errors quote it whole. */
+		memcpy(input, q->input, count + 1);
+		err = f->cmd->query(q, input);
+	}
+	report = pd_publish(f->cmd, q);
+	mutex_unlock(&pd_query_lock);
+
+	mutex_lock(&f->lock);
+	pd_report_put(f->report);
+	f->report = report;
+	/*
+	 * The next read starts at the new report's beginning, wherever the
+	 * last one left the file: the position a write sets is dropped when
+	 * it fails, and a pwrite() sets none.
+	 */
+	f->unread = true;
+	mutex_unlock(&f->lock);
+free:
+	pd_query_free(q);
+	return err ?: count;
+}
+
+static ssize_t pd_read(struct file *file, char __user *ubuf, size_t count,
+		       loff_t *ppos)
+{
+	struct pd_file *f = file->private_data;
+	ssize_t ret = 0;
+
+	mutex_lock(&f->lock);
+	if (!f->report)
+		f->report = pd_latest_get(f->cmd);
+	if (f->unread)
+		*ppos = 0;
+	f->unread = false;
+	if (f->report)
+		ret = simple_read_from_buffer(ubuf, count, ppos, f->report->text,
+					      f->report->len);
+	mutex_unlock(&f->lock);
+	return ret;
+}
+
+static int pd_open(struct inode *inode, struct file *file)
+{
+	struct pd_file *f;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	mutex_init(&f->lock);
+	f->cmd = inode->i_private;
+	file->private_data = f;
+	return 0;
+}
+
+static int pd_release(struct inode *inode, struct file *file)
+{
+	struct pd_file *f = file->private_data;
+
+	pd_report_put(f->report);
+	mutex_destroy(&f->lock);
+	kfree(f);
+	return 0;
+}
+
+static const struct file_operations pd_fops = {
+	.owner		= THIS_MODULE,
+	.open		= pd_open,
+	.read		= pd_read,
+	.write		= pd_write,
+	.release	= pd_release,
+	.llseek		= default_llseek,
+};
+
+static struct pd_command pd_commands[] = {
+	{ .name = "virt", .query = pd_virt },
+	{ .name = "phys", .query = pd_phys },
+};
+
+static int __init page_detective_init(void)
+{
+	int i;
+
+	pd_dir = debugfs_create_dir("page_detective", NULL);
+	for (i = 0; i < ARRAY_SIZE(pd_commands); i++)
+		debugfs_create_file(pd_commands[i].name, 0600, pd_dir,
+				    &pd_commands[i], &pd_fops);
+	return 0;
+}
+module_init(page_detective_init);
+
+static void __exit page_detective_exit(void)
+{
+	int i;
+
+	debugfs_remove_recursive(pd_dir);
+	for (i = 0; i < ARRAY_SIZE(pd_commands); i++)
+		pd_report_put(pd_commands[i].latest);
+}
+module_exit(page_detective_exit);
+
+MODULE_IMPORT_NS(PAGE_DETECTIVE);
+MODULE_DESCRIPTION("Page Detective: what is this page, and who maps it?");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Page Detective: the page's mappings in the kernel's page tables (init_mm),
+ * and what a kernel virtual address maps.
+ *
+ * walk_kernel_page_tables() keeps the tables alive and leaves out what is
+ * not the kernel's to walk.  Kernel addresses go into the report through
+ * pd_print_kaddr(), which hashes them in the kernel log.
+ */
+
+#include <linux/mm.h>
+#include <linux/pagewalk.h>
+#include <linux/sched/clock.h>
+#include <linux/vmalloc.h>
+
+#include "pd.h"
+
+static const char *pd_kernel_area(unsigned long addr)
+{
+	if (addr >= PAGE_OFFSET && addr < (unsigned long)high_memory)
+		return "direct map";
+	if (is_vmalloc_addr((void *)addr))
+		return "vmalloc";
+	if (is_vmalloc_or_module_addr((void *)addr))
+		return "module";
+	if (addr - __START_KERNEL_map < KERNEL_IMAGE_SIZE)
+		return "kernel image";
+	return "other";
+}
+
+/*
+ * A kernel leaf entry of @size maps the pages from @first, at @addr or
+ * around it: if q->pfn is one of them, report where it is mapped.
+ */
+static void pd_kernel_leaf(struct pd_query *q, unsigned long addr,
+			   unsigned long first, unsigned long size,
+			   const char *level)
+{
+	if (q->pfn - first >= size >> PAGE_SHIFT)
+		return;
+	addr = ALIGN_DOWN(addr, size) + ((q->pfn - first) << PAGE_SHIFT);
+	if (q->kernel_mappings++ >= PD_KERNEL_LISTED_MAX)
+		return;
+	seq_buf_puts(&q->s, "kernel: ");
+	pd_print_kaddr(q, addr);
+	seq_buf_printf(&q->s, " %s %s\n", level, pd_kernel_area(addr));
+}
+
+static int pd_kernel_pud(pud_t *pud, unsigned long addr, unsigned long next,
+			 struct mm_walk *walk)
+{
+	pud_t val = pudp_get(pud);
+
+	if (pud_present(val) && pud_leaf(val))
+		pd_kernel_leaf(walk->private, addr, pud_pfn(val), PUD_SIZE, "pud");
+	return 0;
+}
+
+static int pd_kernel_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
+			 struct mm_walk *walk)
+{
+	pmd_t val = pmdp_get(pmd);
+
+	if (pmd_present(val) && pmd_leaf(val))
+		pd_kernel_leaf(walk->private, addr, pmd_pfn(val), PMD_SIZE, "pmd");
+	return 0;
+}
+
+static int pd_kernel_pte(pte_t *pte, unsigned long addr, unsigned long next,
+			 struct mm_walk *walk)
+{
+	pte_t val = ptep_get(pte);
+
+	if (pte_present(val))
+		pd_kernel_leaf(walk->private, addr, pte_pfn(val), PAGE_SIZE, "pte");
+	return 0;
+}
+
+static const struct mm_walk_ops pd_kernel_ops = {
+	.pud_entry	= pd_kernel_pud,
+	.pmd_entry	= pd_kernel_pmd,
+	.pte_entry	= pd_kernel_pte,
+};
+
+/*
+ * The end of the one page at @addr, for a walk: 0, the top of the address
+ * space, would be an empty range.
+ */
+static unsigned long pd_page_end(unsigned long addr)
+{
+	return addr + PAGE_SIZE ?: ULONG_MAX;
+}
+
+/**
+ * pd_kernel_mappings - report every init_mm mapping of the page
+ * @q: the query
+ *
+ * The direct map maps each page at one known address, so it is looked up
+ * there rather than walked: with DEBUG_PAGEALLOC it takes 4 KiB pages,
+ * millions of them.  A quick query looks no further.  Might sleep.
+ *
+ * Return: 0, or -EINTR if a fatal signal came while waiting for the tables.
+ */
+int pd_kernel_mappings(struct pd_query *q)
+{
+	unsigned long direct = (unsigned long)page_to_virt(q->page);
+	u64 start = local_clock();
+	int err;
+
+	err = walk_kernel_page_tables(direct, pd_page_end(direct),
+				      &pd_kernel_ops, q);
+	if (!err && !q->kernel_mappings) {
+		seq_buf_puts(&q->s, "kernel: ");
+		pd_print_kaddr(q, direct);
+		seq_buf_puts(&q->s, " direct map, not mapped\n");
+	}
+	if (!err && !q->quick)
+		err = walk_kernel_page_tables(0, PAGE_OFFSET, &pd_kernel_ops, q);
+	if (!err && !q->quick)
+		err = walk_kernel_page_tables((unsigned long)high_memory,
+					      ULONG_MAX, &pd_kernel_ops, q);
+	q->kernel_ns = local_clock() - start;
+	if (err)
+		return err;
+
+	if (q->kernel_mappings > PD_KERNEL_LISTED_MAX)
+		seq_buf_printf(&q->s, "kernel: %u more not listed\n",
+			       q->kernel_mappings - PD_KERNEL_LISTED_MAX);
+	seq_buf_printf(&q->s, "kernel mappings: %u%s\n", q->kernel_mappings,
+		       q->quick ? ", the direct map only (quick)" : "");
+	return 0;
+}
+
+static void pd_kernel_found(struct mm_walk *walk, unsigned long addr,
+			    unsigned long first, unsigned long size,
+			    const char *level)
+{
+	struct pd_leaf *leaf = walk->private;
+
+	leaf->level = level;
+	leaf->present = true;
+	leaf->pfn = first + ((addr & (size - 1)) >> PAGE_SHIFT);
+}
+
+static int pd_lookup_kernel_pud(pud_t *pud, unsigned long addr,
+				unsigned long next, struct mm_walk *walk)
+{
+	pud_t val = pudp_get(pud);
+
+	if (pud_present(val) && pud_leaf(val)) {
+		walk->action = ACTION_CONTINUE;
+		pd_kernel_found(walk, addr, pud_pfn(val), PUD_SIZE, "pud");
+	}
+	return 0;
+}
+
+static int pd_lookup_kernel_pmd(pmd_t *pmd, unsigned long addr,
+				unsigned long next, struct mm_walk *walk)
+{
+	pmd_t val = pmdp_get(pmd);
+
+	if (pmd_present(val) && pmd_leaf(val)) {
+		walk->action = ACTION_CONTINUE;
+		pd_kernel_found(walk, addr, pmd_pfn(val), PMD_SIZE, "pmd");
+	}
+	return 0;
+}
+
+/*
+ * Kernel entries are never swap entries: a non-present one is a page that
+ * DEBUG_PAGEALLOC or KFENCE unmapped, or nothing.
+ */
+static int pd_lookup_kernel_pte(pte_t *pte, unsigned long addr,
+				unsigned long next, struct mm_walk *walk)
+{
+	pte_t val = ptep_get(pte);
+	struct pd_leaf *leaf = walk->private;
+
+	if (pte_present(val))
+		pd_kernel_found(walk, addr, pte_pfn(val), PAGE_SIZE, "pte");
+	else if (!pte_none(val))
+		leaf->level = "pte";
+	return 0;
+}
+
+static const struct mm_walk_ops pd_lookup_kernel_ops = {
+	.pud_entry	= pd_lookup_kernel_pud,
+	.pmd_entry	= pd_lookup_kernel_pmd,
+	.pte_entry	= pd_lookup_kernel_pte,
+};
+
+/**
+ * pd_kernel_lookup - what the kernel virtual address @vaddr maps
+ * @q: the query
+ * @vaddr: a page-aligned kernel virtual address
+ * @leaf: what it maps, filled in
+ *
+ * An address of the direct map names its page whether or not the direct
+ * map maps it now: DEBUG_PAGEALLOC and KFENCE unmap pages from it, and
+ * that page is then still the one asked about.  Might sleep.
+ *
+ * Return: 0, or -EINTR if a fatal signal came while waiting for the tables.
+ */
+int pd_kernel_lookup(struct pd_query *q, unsigned long vaddr,
+		     struct pd_leaf *leaf)
+{
+	int err;
+
+	seq_buf_puts(&q->s, "virt: kernel vaddr ");
+	pd_print_kaddr(q, vaddr);
+	seq_buf_putc(&q->s, '\n');
+	err = walk_kernel_page_tables(vaddr, pd_page_end(vaddr),
+				      &pd_lookup_kernel_ops, leaf);
+	if (err)
+		return err;
+	if (leaf->present) {
+		seq_buf_printf(&q->s, "leaf: %s, pfn %#lx\n", leaf->level,
+			       leaf->pfn);
+		return 0;
+	}
+	if (leaf->level)
+		seq_buf_printf(&q->s,
+			       "leaf: %s, not present (a kernel entry: unmapped by DEBUG_PAGEALLOC or KFENCE, or never mapped)\n",
+			       leaf->level);
+	else
+		seq_buf_puts(&q->s, "leaf: none, nothing is mapped there\n");
+	if (vaddr >= PAGE_OFFSET && vaddr < (unsigned long)high_memory) {
+		leaf->present = true;
+		leaf->pfn = PHYS_PFN(__pa(vaddr));
+		seq_buf_printf(&q->s, "leaf: a direct map address, of pfn %#lx\n",
+			       leaf->pfn);
+	}
+	return 0;
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Page Detective: what one query knows, shared by the files that fill it in.
+ *
+ * core.c     the debugfs files, the input, the report and its publication
+ * page.c     the page itself: pinned, or described as a snapshot
+ * kernel.c   the page's mappings in the kernel's page tables
+ * user.c     the scan of every process's page tables; reading one entry
+ * rmap.c     the reverse map: who should map the page, and where
+ * mappings.c the mms and the mappings a query met, looked up by key
+ * verdict.c  the sources compared, disagreements re-checked, culprits named
+ */
+#ifndef _MM_PAGE_DETECTIVE_H
+#define _MM_PAGE_DETECTIVE_H
+
+#include <linux/hashtable.h>
+#include <linux/limits.h>
+#include <linux/list.h>
+#include <linux/mm_types.h>
+#include <linux/sched.h>
+#include <linux/seq_buf.h>
+#include <linux/swap.h>
+
+/* A query is one short line: "PID VADDR" or "PADDR", and "quick". */
+#define PD_INPUT_MAX		64
+#define PD_REPORT_MAX		SZ_64K
+/* Mapping lines in one report; mappings past these are counted only. */
+#define PD_LISTED_MAX		256
+#define PD_KERNEL_LISTED_MAX	32
+/* Places where the reverse map expects the page, kept for the verdict. */
+#define PD_CANDIDATES_MAX	32
+/* Kernel addresses in one report, hashed when it goes to the log. */
+#define PD_KADDRS_MAX		64
+/* Hits found under a page-table lock, recorded once it is let go. */
+#define PD_PENDING_MAX		(PTRS_PER_PTE + 64)
+/* Disagreements re-read in one round of the re-check. */
+#define PD_REREAD_MAX		64
+/* Rounds of re-check a disagreement must survive to be believed. */
+#define PD_RECHECK_ROUNDS	2
+/* How long the scan holds one process's mmap lock before letting go. */
+#define PD_LOCK_HOLD_NS		(200 * NSEC_PER_USEC)
+
+/* An mm the query met, in the scan or in the reverse map: mmgrab()bed. */
+struct pd_mm {
+	struct hlist_node node;		/* in pd_query.mms, by mm */
+	struct mm_struct *mm;
+	pid_t tgid;			/* a process it belongs to, 0: none */
+	char comm[TASK_COMM_LEN];
+	bool walked;			/* the scan walked its page tables */
+};
+
+/* Where a mapping was seen; a pass is one walk of the reverse map. */
+#define PD_SEEN_SCAN		BIT(0)	/* the scan of page tables found it */
+#define PD_SEEN_OUTSIDE_VMA	BIT(1)	/* in a page table, in no VMA */
+#define PD_SEEN_PRESENT		BIT(2)	/* mapped, as the verdict judges now */
+#define PD_SEEN_RMAP(pass)	BIT(4 + (pass))
+#define PD_SEEN_STILL(round)	BIT(8 + (round))	/* re-read: mapped */
+#define PD_SEEN_GONE(round)	BIT(12 + (round))	/* re-read: not mapped */
+
+/* A mapping of the page that its mapcount counts, by (mm, address). */
+struct pd_map {
+	struct hlist_node node;		/* in pd_query.maps, by (mm, addr) */
+	struct list_head list;		/* in pd_query.map_list, as found */
+	struct pd_mm *mm;
+	unsigned long addr;
+	const void *entry;		/* its page-table entry: only compared */
+	const char *level;
+	unsigned int seen;		/* PD_SEEN_* */
+};
+
+/* Where the reverse map expects the page and does not find it mapped. */
+struct pd_candidate {
+	struct pd_mm *mm;
+	unsigned long addr;
+};
+
+/* A kernel virtual address in the report, at @offset of it. */
+struct pd_kaddr {
+	size_t offset, len;
+	unsigned long addr;
+};
+
+/* What a single virtual address maps, as a page-table walk found it. */
+struct pd_leaf {
+	const char *level;		/* "pte", "pmd", "pud", "hugetlb"; NULL */
+	bool present;
+	unsigned long pfn;		/* when present */
+	swp_entry_t entry;		/* when not present */
+	const void *ptr;		/* the entry: only compared */
+	bool table;			/* a PTE table covers the address */
+	bool outside_vma;		/* found through a neighbouring VMA */
+};
+
+/* A hit of the scan, found under a page-table lock. */
+struct pd_pending {
+	unsigned long addr;
+	const void *entry;
+	const char *level;
+	const char *note;		/* why it is not counted, or NULL */
+	bool outside_vma;
+	bool shared_table;
+};
+
+/* The state of one query, from the input to the summary line. */
+struct pd_query {
+	char input[PD_INPUT_MAX + 1];	/* as written */
+	bool quick;			/* the reverse map only, no scan */
+	struct seq_buf s;		/* the report */
+	struct pd_kaddr kaddrs[PD_KADDRS_MAX];
+	unsigned int nr_kaddrs;
+
+	/* The page. */
+	unsigned long pfn;
+	struct page *page;		/* the online page at pfn */
+	struct folio *folio;		/* its folio, pinned; NULL if not */
+	const char *snapshot;		/* why it is not pinned, or NULL */
+	bool has_rmap;			/* the reverse map tracks it */
+	int refcount;			/* without our own reference */
+	int mapcount;			/* precise mapcount when we began */
+	char memcg[PATH_MAX];
+	char path[PATH_MAX];		/* scratch, for d_path() */
+
+	unsigned int kernel_mappings;
+
+	/* The mms and the counted mappings met, from any source. */
+	DECLARE_HASHTABLE(mms, 10);
+	DECLARE_HASHTABLE(maps, 10);
+	struct list_head map_list;
+	bool out_of_memory;		/* some of them could not be kept */
+
+	/* The scan of every process's page tables. */
+	unsigned long other_mappings;	/* special or non-present: listed */
+	unsigned int processes;		/* processes that map the page */
+	unsigned int scanned;		/* mms walked */
+	unsigned int kthreads;
+	unsigned int exiting;		/* skipped: mm going away */
+	unsigned int sharing;		/* processes of an mm already walked */
+	bool interrupted;		/* fatal signal: the query stopped */
+	unsigned int nr_listed;		/* user: lines */
+	unsigned long unlisted;
+	struct pd_pending pending[PD_PENDING_MAX];
+	unsigned int nr_pending;
+
+	/* The reverse map, walked once or more (passes). */
+	unsigned int rmap_passes;
+	const char *rmap_incomplete;	/* why a pass could not finish */
+	struct pd_candidate candidates[PD_CANDIDATES_MAX];
+	unsigned int nr_candidates;	/* kept, of the last pass */
+	unsigned long more_candidates;	/* not kept */
+
+	/* What the query cost. */
+	unsigned long entries;		/* user page-table entries read */
+	unsigned long tables;		/* user PTE tables read */
+	u64 scan_ns, longest_hold_ns, kernel_ns, rmap_ns, recheck_ns;
+};
+
+/* core.c */
+void pd_print_kaddr(struct pd_query *q, unsigned long addr);
+
+/* page.c */
+int pd_describe_page(struct pd_query *q);
+int pd_page_mapcount(struct pd_query *q);
+void pd_note_refcount(struct pd_query *q);
+
+/* kernel.c */
+int pd_kernel_mappings(struct pd_query *q);
+int pd_kernel_lookup(struct pd_query *q, unsigned long vaddr,
+		     struct pd_leaf *leaf);
+
+/* user.c */
+void pd_user_mappings(struct pd_query *q);
+int pd_read_entry(struct mm_struct *mm, unsigned long addr,
+		  struct pd_leaf *leaf);
+int pd_virt_user(struct pd_query *q, pid_t nr, unsigned long vaddr,
+		 struct pd_leaf *leaf);
+void pd_print_leaf(struct seq_buf *s, const struct pd_leaf *leaf);
+void pd_print_mm_vma_name(struct pd_query *q, struct mm_struct *mm,
+			  unsigned long addr);
+
+/* rmap.c */
+void pd_rmap_pass(struct pd_query *q);
+void pd_list_rmap(struct pd_query *q);
+void pd_find_owners(struct pd_query *q);
+
+/* mappings.c */
+void pd_mappings_init(struct pd_query *q);
+void pd_mappings_free(struct pd_query *q);
+struct pd_mm *pd_mm_get(struct pd_query *q, struct mm_struct *mm);
+struct pd_map *pd_map_get(struct pd_query *q, struct pd_mm *pdm,
+			  unsigned long addr);
+unsigned long pd_count_entries(struct pd_query *q, unsigned int seen);
+
+/* verdict.c */
+const char *pd_verdict(struct pd_query *q, unsigned int *culprits);
+
+#endif /* _MM_PAGE_DETECTIVE_H */

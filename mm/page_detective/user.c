@@ -1,0 +1,878 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Page Detective: the page's mappings in every process's page tables.
+ *
+ * The scan is what the reverse map cannot be: a look at the page tables
+ * themselves, which finds a mapping that nothing else knows about.  It
+ * walks every process by PID, holding one mm at a time and nothing between
+ * processes, each mm once however many processes share it, every VMA up to
+ * TASK_SIZE_MAX.  It takes the mmap lock for reading for a bounded time,
+ * lets go, and goes on where it stopped; a fatal signal ends it.
+ *
+ * Entries that no VMA covers are read too, where a PTE table that a VMA
+ * uses holds them: a page table left behind by munmap() is a way for a
+ * page to stay mapped, unknown to everyone.  A whole page table in a gap
+ * between VMAs is not read: munmap() frees such tables holding the mmap
+ * lock only for reading, so only its writer could read them safely.
+ */
+
+#include <linux/hugetlb.h>
+#include <linux/mm.h>
+#include <linux/pagewalk.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/swapops.h>
+
+#include "pd.h"
+
+/* The walk of one process's page tables. */
+struct pd_mm_walk {
+	struct pd_query *q;
+	struct pd_mm *pdm;
+	struct task_struct *task;
+	unsigned long found;		/* mappings found in this mm */
+	u64 locked_at;
+	u64 deadline;			/* when to let go of the mmap lock */
+	unsigned long resume;		/* where to go on after letting go */
+	bool progress;			/* walked something in this hold */
+	unsigned long vma_end;		/* of the VMA being walked */
+	unsigned long prev_end;		/* of the VMA before it */
+	unsigned long next_start;	/* of the VMA after it */
+};
+
+/* ---- Naming what was found ----------------------------------------------- */
+
+/* The name /proc/PID/maps shows for @vma, if it has one.  Under mmap lock. */
+static void pd_print_vma_name(struct pd_query *q, struct vm_area_struct *vma)
+{
+	const struct path *path;
+	const char *name, *name_fmt;
+
+	get_vma_name(vma, &path, &name, &name_fmt);
+	if (path) {
+		name = d_path(path, q->path, sizeof(q->path));
+		seq_buf_puts(&q->s, IS_ERR(name) ? "(unnamed file)" : name);
+	} else if (name_fmt) {
+		seq_buf_printf(&q->s, name_fmt, name);
+	} else if (name) {
+		seq_buf_puts(&q->s, name);
+	}
+}
+
+/**
+ * pd_print_mm_vma_name - name the VMA at @addr in @mm, as /proc/PID/maps
+ * @q: the query
+ * @mm: an mm that the caller keeps with mmgrab() only
+ * @addr: the user address
+ *
+ * Nothing is printed if the mm is gone or no VMA covers @addr.  Might sleep.
+ */
+void pd_print_mm_vma_name(struct pd_query *q, struct mm_struct *mm,
+			  unsigned long addr)
+{
+	struct vm_area_struct *vma;
+
+	if (!mmget_not_zero(mm))
+		return;
+	if (!mmap_read_lock_killable(mm)) {
+		vma = vma_lookup(mm, addr);
+		if (vma)
+			pd_print_vma_name(q, vma);
+		mmap_read_unlock(mm);
+	}
+	mmput(mm);
+}
+
+static const char *pd_swap_entry_kind(swp_entry_t entry)
+{
+	if (is_migration_entry(entry))
+		return "migration entry";
+	if (is_hwpoison_entry(entry))
+		return "hwpoison entry";
+	if (is_pte_marker_entry(entry))
+		return "pte marker";
+	if (is_device_private_entry(entry))
+		return "device private entry";
+	if (is_device_exclusive_entry(entry))
+		return "device exclusive entry";
+	return "swap entry";
+}
+
+/**
+ * pd_print_leaf - the "leaf:" line of what a user address maps
+ * @s: the report
+ * @leaf: as pd_read_entry() found it
+ */
+void pd_print_leaf(struct seq_buf *s, const struct pd_leaf *leaf)
+{
+	if (leaf->present) {
+		seq_buf_printf(s, "leaf: %s, pfn %#lx\n", leaf->level, leaf->pfn);
+		return;
+	}
+	if (!leaf->level) {
+		seq_buf_puts(s, "leaf: none, nothing is mapped there\n");
+		return;
+	}
+	seq_buf_printf(s, "leaf: %s, not present: %s", leaf->level,
+		       pd_swap_entry_kind(leaf->entry));
+	if (is_pfn_swap_entry(leaf->entry))
+		seq_buf_printf(s, " for pfn %#lx", swp_offset_pfn(leaf->entry));
+	else if (!non_swap_entry(leaf->entry))
+		seq_buf_printf(s, " (type %u, offset %#lx)", swp_type(leaf->entry),
+			       swp_offset(leaf->entry));
+	seq_buf_putc(s, '\n');
+}
+
+/* ---- The scan ------------------------------------------------------------ */
+
+/*
+ * A mapping of q->pfn at @addr: @note says why the mapcount does not count
+ * it.  Found under a page-table lock, it is recorded by pd_flush_found().
+ */
+static struct pd_pending *pd_found(struct pd_mm_walk *w, unsigned long addr,
+				   const void *entry, const char *level,
+				   const char *note, bool outside_vma)
+{
+	struct pd_query *q = w->q;
+	struct pd_pending *p;
+
+	if (WARN_ON_ONCE(q->nr_pending == PD_PENDING_MAX))
+		return NULL;
+	p = &q->pending[q->nr_pending++];
+	*p = (struct pd_pending) {
+		.addr = addr, .entry = entry, .level = level, .note = note,
+		.outside_vma = outside_vma,
+	};
+	return p;
+}
+
+/* The "user:" line of @p, found in the mm being walked, under its lock. */
+static void pd_list_found(struct pd_mm_walk *w, const struct pd_pending *p)
+{
+	struct pd_query *q = w->q;
+	struct vm_area_struct *vma;
+
+	/* Leave room for the lines that end the report. */
+	if (q->nr_listed == PD_LISTED_MAX ||
+	    seq_buf_used(&q->s) > PD_REPORT_MAX / 4 * 3) {
+		q->unlisted++;
+		return;
+	}
+	q->nr_listed++;
+	seq_buf_printf(&q->s, "user: pid %d (%s) %#lx %s ",
+		       w->pdm->tgid, w->pdm->comm, p->addr, p->level);
+	if (p->note)
+		seq_buf_printf(&q->s, "(%s, not counted) ", p->note);
+	if (p->outside_vma)
+		seq_buf_puts(&q->s, "(outside every VMA) ");
+	if (p->shared_table)
+		seq_buf_puts(&q->s, "(page table shared) ");
+	if (test_bit(MMF_MULTIPROCESS, &w->pdm->mm->flags))
+		seq_buf_puts(&q->s, "(mm shared with other processes) ");
+	vma = p->outside_vma ? NULL : vma_lookup(w->pdm->mm, p->addr);
+	if (vma)
+		pd_print_vma_name(q, vma);
+	seq_buf_putc(&q->s, '\n');
+}
+
+/*
+ * Record and list what the walk found since the last call.  Under the mmap
+ * lock, which the VMA names need, and under no spinlock, as it allocates.
+ */
+static void pd_flush_found(struct pd_mm_walk *w)
+{
+	struct pd_query *q = w->q;
+	unsigned int i;
+
+	for (i = 0; i < q->nr_pending; i++) {
+		struct pd_pending *p = &q->pending[i];
+		struct pd_map *map;
+
+		w->found++;
+		pd_list_found(w, p);
+		if (p->note) {
+			q->other_mappings++;
+			continue;
+		}
+		map = pd_map_get(q, w->pdm, p->addr);
+		if (!map)
+			continue;
+		if (!map->seen) {
+			map->entry = p->entry;
+			map->level = p->level;
+		}
+		map->seen |= PD_SEEN_SCAN;
+		if (p->outside_vma)
+			map->seen |= PD_SEEN_OUTSIDE_VMA;
+	}
+	q->nr_pending = 0;
+}
+
+/*
+ * Let others have the mmap lock: after PD_LOCK_HOLD_NS, or as soon as
+ * someone waits for it, but only after walking something in this hold.
+ */
+static bool pd_should_let_go(struct pd_mm_walk *w, struct mm_struct *mm)
+{
+	if (!w->progress)
+		return false;
+	return local_clock() > w->deadline || mmap_lock_is_contended(mm);
+}
+
+/*
+ * A non-present entry naming q->pfn: a migration, hwpoison or device entry.
+ * The page's mapcount does not count them.
+ */
+static void pd_user_swap_entry(struct pd_mm_walk *w, unsigned long addr,
+			       const void *ptr, swp_entry_t entry,
+			       const char *level, bool outside_vma)
+{
+	if (is_pfn_swap_entry(entry) && swp_offset_pfn(entry) == w->q->pfn)
+		pd_found(w, addr, ptr, level, pd_swap_entry_kind(entry),
+			 outside_vma);
+}
+
+static int pd_user_pud(pud_t *pud, unsigned long addr, unsigned long next,
+		       struct mm_walk *walk)
+{
+	struct pd_mm_walk *w = walk->private;
+	pud_t val = pudp_get(pud);
+	unsigned long first;
+
+	if (!pud_present(val) || !pud_leaf(val))
+		return 0;
+	/* A user PUD leaf is a DAX or PFN mapping: no rmap, no mapcount. */
+	walk->action = ACTION_CONTINUE;
+	first = pud_pfn(val);
+	if (w->q->pfn - first < (PUD_SIZE >> PAGE_SHIFT)) {
+		pd_found(w, (addr & PUD_MASK) + ((w->q->pfn - first) << PAGE_SHIFT),
+			 pud, "pud", "special", false);
+		pd_flush_found(w);
+	}
+	return 0;
+}
+
+/* Whether a huge PMD maps a page that the page's mapcount counts. */
+static bool pd_pmd_counted(struct vm_area_struct *vma, unsigned long addr,
+			   pmd_t pmd)
+{
+	if (!IS_ENABLED(CONFIG_PGTABLE_HAS_HUGE_LEAVES))
+		return false;
+	return vm_normal_page_pmd(vma, addr, pmd);
+}
+
+/*
+ * Whether a PTE may concern @pfn: it maps @pfn, or it is neither empty nor
+ * present (a swap, migration or device entry, which pd_user_pte() decodes).
+ */
+static inline bool pd_pte_may_map(pte_t pte, unsigned long pfn)
+{
+	bool neither = (pte_none(pte) | pte_present(pte)) == 0;
+
+	return (pte_pfn(pte) == pfn) | neither;
+}
+
+/*
+ * Whether any of @nr PTEs from @pte may concern @pfn.  Almost every table
+ * has none, so a table is first tested whole, with one data-dependent
+ * branch an entry (pte_pfn()'s) where testing each entry as pd_user_pte()
+ * does takes three: the scan's inner loop, the cost that grows with the
+ * memory mapped on the machine.
+ */
+static bool pd_pte_table_may_map(pte_t *pte, unsigned int nr,
+				 unsigned long pfn)
+{
+	bool may = false;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		may |= pd_pte_may_map(ptep_get(pte + i), pfn);
+	return may;
+}
+
+/*
+ * One entry that pd_pte_may_map() let through, at @addr of @vma, or of no
+ * VMA if @vma is NULL (where only the special bit says what the mapcount
+ * counts).
+ */
+static void pd_user_pte(struct pd_mm_walk *w, struct vm_area_struct *vma,
+			unsigned long addr, pte_t *ptep, pte_t pte)
+{
+	bool counted;
+
+	if (pte_present(pte)) {
+		if (pte_pfn(pte) != w->q->pfn)
+			return;
+		counted = vma ? !!vm_normal_page(vma, addr, pte) :
+				!pte_special(pte) && !is_zero_pfn(pte_pfn(pte));
+		pd_found(w, addr, ptep, "pte", counted ? NULL : "special", !vma);
+	} else if (is_swap_pte(pte)) {
+		pd_user_swap_entry(w, addr, ptep, pte_to_swp_entry(pte), "pte",
+				   !vma);
+	}
+}
+
+/*
+ * The part of the PTE table at @addr that no VMA covers and that the walk
+ * of this VMA reads: on its first table, back to the VMA before it; on its
+ * last, on to the end of the table if the next VMA starts beyond it (if it
+ * starts inside, its own first table reads that gap).
+ */
+static void pd_table_gaps(struct pd_mm_walk *w, struct vm_area_struct *vma,
+			  unsigned long addr, unsigned long end,
+			  unsigned long *lo, unsigned long *hi)
+{
+	unsigned long table = addr & PMD_MASK;
+
+	*lo = addr;
+	*hi = end;
+	if (addr == vma->vm_start)
+		*lo = max(table, w->prev_end);
+	if (end == vma->vm_end && w->next_start - table >= PMD_SIZE)
+		*hi = table + PMD_SIZE;
+}
+
+/*
+ * Read the PTE table of [@addr, @end) whole, and its entries outside every
+ * VMA that pd_table_gaps() gives: a callback per entry would cost more
+ * than reading the entry does.
+ */
+static void pd_user_pte_table(struct pd_mm_walk *w, pmd_t *pmd,
+			      unsigned long addr, unsigned long end,
+			      struct mm_walk *walk)
+{
+	unsigned long pfn = w->q->pfn, lo, hi, a;
+	pte_t *start, *pte;
+	spinlock_t *ptl;		/* the PTE table's */
+
+	pd_table_gaps(w, walk->vma, addr, end, &lo, &hi);
+	start = pte_offset_map_lock(walk->mm, pmd, lo, &ptl);
+	if (!start) {
+		/* The table went away, or became a huge PMD: look again. */
+		walk->action = ACTION_AGAIN;
+		return;
+	}
+	w->q->tables++;
+	w->q->entries += (hi - lo) >> PAGE_SHIFT;
+	if (pd_pte_table_may_map(start, (hi - lo) >> PAGE_SHIFT, pfn)) {
+		for (pte = start, a = lo; a != hi; pte++, a += PAGE_SIZE) {
+			pte_t val = ptep_get(pte);
+
+			if (pd_pte_may_map(val, pfn))
+				pd_user_pte(w, a >= addr && a < end ?
+					    walk->vma : NULL, a, pte, val);
+		}
+	}
+	pte_unmap_unlock(start, ptl);
+	pd_flush_found(w);
+}
+
+static int pd_user_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
+		       struct mm_walk *walk)
+{
+	struct pd_mm_walk *w = walk->private;
+	pmd_t val = pmdp_get(pmd);
+	unsigned long first;
+
+	if (pd_should_let_go(w, walk->mm)) {
+		w->resume = addr;
+		return 1;
+	}
+	w->progress = true;
+	/* Never let the walker go down to PTEs, nor split a huge PMD. */
+	walk->action = ACTION_CONTINUE;
+
+	if (is_pmd_migration_entry(val)) {
+		pd_user_swap_entry(w, addr, pmd, pmd_to_swp_entry(val), "pmd",
+				   false);
+		pd_flush_found(w);
+		return 0;
+	}
+	if (!pmd_present(val))
+		return 0;
+	if (!pmd_leaf(val)) {
+		pd_user_pte_table(w, pmd, addr, next, walk);
+		return 0;
+	}
+
+	/* A huge PMD: the mmap lock keeps a PTE table from becoming one. */
+	w->q->entries++;
+	first = pmd_pfn(val);
+	if (w->q->pfn - first < (PMD_SIZE >> PAGE_SHIFT)) {
+		pd_found(w, (addr & PMD_MASK) + ((w->q->pfn - first) << PAGE_SHIFT),
+			 pmd, "pmd",
+			 pd_pmd_counted(walk->vma, addr, val) ? NULL : "special",
+			 false);
+		pd_flush_found(w);
+	}
+	return 0;
+}
+
+#ifdef CONFIG_HUGETLB_PAGE
+/* Whether a hugetlb entry lies in a PMD table that processes share. */
+static bool pd_hugetlb_table_shared(pte_t *pte, unsigned long hmask)
+{
+#ifdef CONFIG_HUGETLB_PMD_PAGE_TABLE_SHARING
+	if (~hmask + 1 == PMD_SIZE)
+		return ptdesc_pmd_is_shared(virt_to_ptdesc(pte));
+#endif
+	return false;
+}
+
+static int pd_user_hugetlb(pte_t *pte, unsigned long hmask, unsigned long addr,
+			   unsigned long next, struct mm_walk *walk)
+{
+	struct pd_mm_walk *w = walk->private;
+	pte_t val = huge_ptep_get(walk->mm, addr, pte);
+	unsigned long first;
+
+	if (pd_should_let_go(w, walk->mm)) {
+		w->resume = addr;
+		return 1;
+	}
+	w->progress = true;
+
+	addr &= hmask;
+	w->q->entries++;
+	if (pte_present(val)) {
+		struct pd_pending *p = NULL;
+
+		first = pte_pfn(val);
+		if (w->q->pfn - first < ((~hmask + 1) >> PAGE_SHIFT))
+			p = pd_found(w, addr + ((w->q->pfn - first) << PAGE_SHIFT),
+				     pte, "hugetlb", NULL, false);
+		if (p)
+			p->shared_table = pd_hugetlb_table_shared(pte, hmask);
+	} else if (!huge_pte_none(val)) {
+		pd_user_swap_entry(w, addr, pte, pte_to_swp_entry(val),
+				   "hugetlb", false);
+	}
+	pd_flush_found(w);
+	return 0;
+}
+#else
+#define pd_user_hugetlb NULL
+#endif
+
+/*
+ * Walk every VMA, VM_PFNMAP ones too (their mappings are listed, as
+ * special), and note where the VMAs around it end and start, for the
+ * entries of its page tables that no VMA covers.
+ */
+static int pd_user_test_walk(unsigned long start, unsigned long end,
+			     struct mm_walk *walk)
+{
+	struct pd_mm_walk *w = walk->private;
+	struct vm_area_struct *next;
+
+	/* Back after letting go of the lock, in the same VMA: no change. */
+	if (walk->vma->vm_end == w->vma_end)
+		return 0;
+	w->prev_end = w->vma_end;
+	w->vma_end = walk->vma->vm_end;
+	next = find_vma(walk->mm, walk->vma->vm_end);
+	w->next_start = next ? next->vm_start : TASK_SIZE_MAX;
+	return 0;
+}
+
+static const struct mm_walk_ops pd_user_ops = {
+	.pud_entry	= pd_user_pud,
+	.pmd_entry	= pd_user_pmd,
+	.hugetlb_entry	= pd_user_hugetlb,
+	.test_walk	= pd_user_test_walk,
+	.walk_lock	= PGWALK_RDLOCK,
+};
+
+/*
+ * Walk the page tables of @pdm's mm for mappings of q->pfn.  The mmap lock
+ * is taken for a bounded time, let go, and taken again where the walk
+ * stopped; what changed meanwhile is the race every report has.
+ */
+static void pd_walk_mm(struct pd_query *q, struct pd_mm *pdm)
+{
+	struct pd_mm_walk w = { .q = q, .pdm = pdm };
+	struct mm_struct *mm = pdm->mm;
+	unsigned long addr = 0;
+	int err;
+
+	q->scanned++;
+	while (addr < TASK_SIZE_MAX) {
+		if (mmap_read_lock_killable(mm)) {
+			q->interrupted = true;
+			break;
+		}
+		w.locked_at = local_clock();
+		w.deadline = w.locked_at + PD_LOCK_HOLD_NS;
+		w.progress = false;
+		w.resume = TASK_SIZE_MAX;
+		err = walk_page_range(mm, addr, TASK_SIZE_MAX, &pd_user_ops, &w);
+		pd_flush_found(&w);
+		mmap_read_unlock(mm);
+		q->longest_hold_ns = max(q->longest_hold_ns,
+					 local_clock() - w.locked_at);
+
+		if (err < 0 || fatal_signal_pending(current)) {
+			q->interrupted = true;
+			break;
+		}
+		addr = w.resume;
+		cond_resched();
+	}
+	if (w.found)
+		q->processes++;
+}
+
+/* The mm of a process whose leader may have exited before its threads. */
+static struct mm_struct *pd_get_process_mm(struct task_struct *leader)
+{
+	struct mm_struct *mm = NULL;
+	struct task_struct *t;
+
+	rcu_read_lock();
+	for_each_thread(leader, t) {
+		mm = get_task_mm(t);
+		if (mm)
+			break;
+	}
+	rcu_read_unlock();
+	return mm;
+}
+
+static void pd_scan_process(struct pd_query *q, struct task_struct *task)
+{
+	struct mm_struct *mm;
+	struct pd_mm *pdm;
+
+	if (task->flags & PF_KTHREAD) {
+		q->kthreads++;
+		return;
+	}
+	mm = pd_get_process_mm(task);
+	if (!mm) {
+		/* A zombie's mm is gone; an exiting one's may still map it. */
+		if (!READ_ONCE(task->exit_state))
+			q->exiting++;
+		return;
+	}
+	pdm = pd_mm_get(q, mm);
+	if (!pdm) {
+		q->exiting++;	/* not walked: the verdict is partial */
+	} else if (pdm->walked) {
+		/* CLONE_VM without CLONE_THREAD, as vfork() and spawn do. */
+		q->sharing++;
+	} else {
+		pdm->walked = true;
+		pdm->tgid = task_tgid_nr(task);
+		get_task_comm(pdm->comm, task);
+		pd_walk_mm(q, pdm);
+	}
+	mmput(mm);
+}
+
+/*
+ * The thread-group leader with the lowest PID at or above *@nr, referenced.
+ * Walking by PID number lets the scan hold nothing between processes.
+ */
+static struct task_struct *pd_next_process(pid_t *nr)
+{
+	struct task_struct *task = NULL;
+	struct pid *pid;
+
+	rcu_read_lock();
+	while (!task && (pid = find_ge_pid(*nr, &init_pid_ns))) {
+		*nr = pid_nr(pid) + 1;
+		task = pid_task(pid, PIDTYPE_TGID);
+		if (task)
+			get_task_struct(task);
+	}
+	rcu_read_unlock();
+	return task;
+}
+
+/**
+ * pd_user_mappings - scan every process's page tables for the page
+ * @q: the query
+ *
+ * Each counted mapping found is recorded with PD_SEEN_SCAN; each is listed,
+ * counted or not, up to PD_LISTED_MAX.  Might sleep.
+ */
+void pd_user_mappings(struct pd_query *q)
+{
+	u64 start = local_clock();
+	struct task_struct *task;
+	unsigned long counted = 0;
+	struct pd_map *map;
+	pid_t nr = 1;
+
+	while (!q->interrupted && (task = pd_next_process(&nr))) {
+		pd_scan_process(q, task);
+		put_task_struct(task);
+		cond_resched();
+	}
+	q->scan_ns = local_clock() - start;
+
+	list_for_each_entry(map, &q->map_list, list)
+		counted += !!(map->seen & PD_SEEN_SCAN);
+	if (q->unlisted)
+		seq_buf_printf(&q->s, "user: %lu more not listed\n", q->unlisted);
+	seq_buf_printf(&q->s,
+		       "user mappings: %lu counted, %lu not counted, in %u processes; %u processes scanned, %u kernel threads, skipped: %u exiting; %u sharing an mm already scanned%s\n",
+		       counted, q->other_mappings, q->processes, q->scanned,
+		       q->kthreads, q->exiting, q->sharing,
+		       q->interrupted ? "; interrupted" : "");
+}
+
+/* ---- One entry ------------------------------------------------------------ */
+
+/* Reading the entry at one address, through the VMA around it or near it. */
+struct pd_entry_walk {
+	unsigned long addr;
+	struct pd_leaf *leaf;
+};
+
+static void pd_entry_present(struct pd_leaf *leaf, unsigned long addr,
+			     unsigned long first, unsigned long size,
+			     const char *level, const void *ptr)
+{
+	leaf->level = level;
+	leaf->present = true;
+	leaf->pfn = first + ((addr & (size - 1)) >> PAGE_SHIFT);
+	leaf->ptr = ptr;
+}
+
+static void pd_entry_missing(struct pd_leaf *leaf, swp_entry_t entry,
+			     const char *level, const void *ptr)
+{
+	leaf->level = level;
+	leaf->entry = entry;
+	leaf->ptr = ptr;
+}
+
+static int pd_entry_pud(pud_t *pud, unsigned long addr, unsigned long next,
+			struct mm_walk *walk)
+{
+	struct pd_entry_walk *ew = walk->private;
+	pud_t val = pudp_get(pud);
+
+	if (pud_present(val) && pud_leaf(val)) {
+		walk->action = ACTION_CONTINUE;
+		pd_entry_present(ew->leaf, ew->addr, pud_pfn(val), PUD_SIZE,
+				 "pud", pud);
+	}
+	return 0;
+}
+
+static int pd_entry_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
+			struct mm_walk *walk)
+{
+	struct pd_entry_walk *ew = walk->private;
+	pmd_t val = pmdp_get(pmd);
+	spinlock_t *ptl;		/* the PTE table's */
+	pte_t *ptep, pte;
+
+	/* As in pd_user_pmd(): do not let the walker split a huge PMD. */
+	walk->action = ACTION_CONTINUE;
+	if (is_pmd_migration_entry(val)) {
+		pd_entry_missing(ew->leaf, pmd_to_swp_entry(val), "pmd", pmd);
+		return 0;
+	}
+	if (!pmd_present(val))
+		return 0;
+	if (pmd_leaf(val)) {
+		pd_entry_present(ew->leaf, ew->addr, pmd_pfn(val), PMD_SIZE,
+				 "pmd", pmd);
+		return 0;
+	}
+	/* ew->addr shares this PTE table with addr, maybe outside the VMA. */
+	ptep = pte_offset_map_lock(walk->mm, pmd, ew->addr, &ptl);
+	if (!ptep) {
+		walk->action = ACTION_AGAIN;
+		return 0;
+	}
+	ew->leaf->table = true;
+	pte = ptep_get(ptep);
+	if (pte_present(pte))
+		pd_entry_present(ew->leaf, ew->addr, pte_pfn(pte), PAGE_SIZE,
+				 "pte", ptep);
+	else if (!pte_none(pte))
+		pd_entry_missing(ew->leaf, pte_to_swp_entry(pte), "pte", ptep);
+	pte_unmap_unlock(ptep, ptl);
+	return 0;
+}
+
+#ifdef CONFIG_HUGETLB_PAGE
+static int pd_entry_hugetlb(pte_t *pte, unsigned long hmask,
+			    unsigned long addr, unsigned long next,
+			    struct mm_walk *walk)
+{
+	struct pd_entry_walk *ew = walk->private;
+	pte_t val = huge_ptep_get(walk->mm, addr, pte);
+
+	if (pte_present(val))
+		pd_entry_present(ew->leaf, ew->addr, pte_pfn(val), ~hmask + 1,
+				 "hugetlb", pte);
+	else if (!huge_pte_none(val))
+		pd_entry_missing(ew->leaf, pte_to_swp_entry(val), "hugetlb",
+				 pte);
+	return 0;
+}
+#else
+#define pd_entry_hugetlb NULL
+#endif
+
+/* Read VM_PFNMAP VMAs too. */
+static int pd_walk_every_vma(unsigned long addr, unsigned long next,
+			     struct mm_walk *walk)
+{
+	return 0;
+}
+
+static const struct mm_walk_ops pd_entry_ops = {
+	.pud_entry	= pd_entry_pud,
+	.pmd_entry	= pd_entry_pmd,
+	.hugetlb_entry	= pd_entry_hugetlb,
+	.test_walk	= pd_walk_every_vma,
+	.walk_lock	= PGWALK_RDLOCK,
+};
+
+/**
+ * pd_read_entry - what the page-table entry for @addr in @mm holds
+ * @mm: the mm, whose mmap lock the caller holds for reading
+ * @addr: a page-aligned user address
+ * @leaf: what the entry maps, filled in; leaf->level is NULL if nothing
+ *
+ * An address that no VMA covers is read through a VMA that shares its PTE
+ * table, as the scan reads it; if none does, nothing maps it that can be
+ * read under the mmap lock held for reading.
+ *
+ * Return: 0, or the page-table walker's error.
+ */
+int pd_read_entry(struct mm_struct *mm, unsigned long addr,
+		  struct pd_leaf *leaf)
+{
+	struct pd_entry_walk ew = { .addr = addr, .leaf = leaf };
+	unsigned long table = addr & PMD_MASK;
+	struct vm_area_struct *vma;
+
+	mmap_assert_locked(mm);
+	memset(leaf, 0, sizeof(*leaf));
+	vma = vma_lookup(mm, addr);
+	if (vma)
+		return walk_page_range(mm, addr, addr + PAGE_SIZE,
+				       &pd_entry_ops, &ew);
+	vma = find_vma_intersection(mm, table, table + PMD_SIZE);
+	if (!vma || is_vm_hugetlb_page(vma))
+		return 0;
+	leaf->outside_vma = true;
+	table = max(table, vma->vm_start);
+	return walk_page_range(mm, table, table + PAGE_SIZE, &pd_entry_ops,
+			       &ew);
+}
+
+/* The VMA as /proc/PID/maps shows it. */
+static void pd_print_vma(struct pd_query *q, struct vm_area_struct *vma)
+{
+	vm_flags_t flags = vma->vm_flags;
+	unsigned long long pgoff = 0;
+	unsigned long ino = 0;
+	dev_t dev = 0;
+
+	if (vma->vm_file) {
+		const struct inode *inode = file_user_inode(vma->vm_file);
+
+		dev = inode->i_sb->s_dev;
+		ino = inode->i_ino;
+		pgoff = ((loff_t)vma->vm_pgoff) << PAGE_SHIFT;
+	}
+	seq_buf_printf(&q->s, "vma: %08lx-%08lx %c%c%c%c %08llx %02x:%02x %lu ",
+		       vma->vm_start, vma->vm_end,
+		       flags & VM_READ ? 'r' : '-',
+		       flags & VM_WRITE ? 'w' : '-',
+		       flags & VM_EXEC ? 'x' : '-',
+		       flags & VM_MAYSHARE ? 's' : 'p',
+		       pgoff, MAJOR(dev), MINOR(dev), ino);
+	pd_print_vma_name(q, vma);
+	seq_buf_putc(&q->s, '\n');
+}
+
+static struct task_struct *pd_get_task(pid_t nr)
+{
+	struct task_struct *task;
+
+	rcu_read_lock();
+	task = pid_task(find_pid_ns(nr, &init_pid_ns), PIDTYPE_PID);
+	if (task)
+		get_task_struct(task);
+	rcu_read_unlock();
+	return task;
+}
+
+/* Find what @vaddr maps in @mm, and describe its VMA. */
+static int pd_lookup_user(struct pd_query *q, struct mm_struct *mm,
+			  unsigned long vaddr, struct pd_leaf *leaf)
+{
+	struct vm_area_struct *vma;
+	int err;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	vma = vma_lookup(mm, vaddr);
+	if (vma)
+		pd_print_vma(q, vma);
+	else
+		seq_buf_puts(&q->s, "vma: none\n");
+	err = vma ? pd_read_entry(mm, vaddr, leaf) : 0;
+	mmap_read_unlock(mm);
+	if (!err)
+		pd_print_leaf(&q->s, leaf);
+	return err;
+}
+
+/**
+ * pd_virt_user - what @vaddr maps in the process with PID @nr
+ * @q: the query
+ * @nr: a PID of the initial PID namespace
+ * @vaddr: a page-aligned user address
+ * @leaf: what it maps, filled in
+ *
+ * Might sleep.
+ *
+ * Return: 0, -ESRCH if there is no such process or it is exiting, -EINVAL
+ * if it is a kernel thread, -EINTR on a fatal signal.
+ */
+int pd_virt_user(struct pd_query *q, pid_t nr, unsigned long vaddr,
+		 struct pd_leaf *leaf)
+{
+	struct task_struct *task;
+	struct mm_struct *mm;
+	int err;
+
+	task = pd_get_task(nr);
+	if (!task) {
+		seq_buf_printf(&q->s, "virt: no process with pid %d\n", nr);
+		return -ESRCH;
+	}
+	if (task->flags & PF_KTHREAD) {
+		seq_buf_printf(&q->s,
+			       "virt: pid %d (%s) is a kernel thread, use pid 0 for kernel addresses\n",
+			       nr, task->comm);
+		err = -EINVAL;
+		goto put_task;
+	}
+	mm = get_task_mm(task);
+	if (!mm) {
+		seq_buf_printf(&q->s, "virt: pid %d (%s) is exiting, its memory is gone\n",
+			       nr, task->comm);
+		err = -ESRCH;
+		goto put_task;
+	}
+	seq_buf_printf(&q->s, "virt: pid %d (%s) vaddr %#lx\n", nr, task->comm,
+		       vaddr);
+	err = pd_lookup_user(q, mm, vaddr, leaf);
+	mmput(mm);
+put_task:
+	put_task_struct(task);
+	return err;
+}

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Page Detective: the verdict.
+ *
+ * Three sources say how often the page is mapped: its mapcount, the
+ * reverse map (what should map it, and does), and the page tables of every
+ * process (what does map it).  On a healthy, quiet page they agree; the
+ * verdict says "ok" then, "mismatch" when they disagree in a way that only
+ * corruption explains, naming the culprit, and "partial", with why, when
+ * the answer is not known.
+ *
+ * A query races with the system it describes: a fork between the walk of
+ * the reverse map and the scan, a mapping moved across the scan by mremap()
+ * or a process exiting meanwhile make the sources disagree on a healthy
+ * page.  So a disagreement is never believed at once.  It is re-checked,
+ * PD_RECHECK_ROUNDS times: the reverse map is walked again and each
+ * mapping it does not confirm is read again under its page-table lock.
+ * Only a disagreement that survives every round, with the mapcount
+ * unchanged, is a mismatch; one that went away was the page changing.
+ */
+
+#include <linux/mm.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/mm.h>
+#include <linux/swap.h>
+#include <linux/swapops.h>
+
+#include "pd.h"
+
+/* What the sources say in one round of the verdict. */
+struct pd_round {
+	unsigned int round;		/* 0: the first look, then re-checks */
+	int mapcount;
+	bool mapcount_changed;		/* during this round */
+	unsigned long mappings;		/* page-table entries that map it */
+	unsigned long suspects;		/* mapped, unknown to the rmap */
+	unsigned long reread, gone;
+	bool reread_incomplete;		/* more suspects than re-read */
+};
+
+/*
+ * Whether @map maps the page as round @r sees it: in the first look, if
+ * the scan or the first walk of the reverse map found it; in a re-check, if
+ * that round's walk found it or a re-read found it still mapped.
+ */
+static bool pd_map_present(const struct pd_map *map, unsigned int r)
+{
+	if (map->seen & PD_SEEN_RMAP(r))
+		return true;
+	if (!r)
+		return map->seen & PD_SEEN_SCAN;
+	return map->seen & PD_SEEN_STILL(r);
+}
+
+/* Whether the reverse map, tracking the page, does not know @map. */
+static bool pd_map_suspect(const struct pd_query *q, const struct pd_map *map,
+			   unsigned int r)
+{
+	return q->has_rmap && pd_map_present(map, r) &&
+	       !(map->seen & PD_SEEN_RMAP(r));
+}
+
+/* A mapping that every re-check found mapped and unknown to the rmap. */
+static bool pd_map_stray(const struct pd_query *q, const struct pd_map *map)
+{
+	unsigned int r;
+
+	for (r = 1; r <= PD_RECHECK_ROUNDS; r++)
+		if (!pd_map_suspect(q, map, r))
+			return false;
+	return true;
+}
+
+/*
+ * Read the entry of @map again, in its mm, under the page-table lock.
+ * Return: whether it still maps the page; -EINTR on a fatal signal.
+ */
+static int pd_reread(struct pd_query *q, struct mm_struct *mm,
+		     unsigned long addr, struct pd_leaf *leaf)
+{
+	int err;
+
+	memset(leaf, 0, sizeof(*leaf));
+	if (!mmget_not_zero(mm))
+		return 0;
+	err = mmap_read_lock_killable(mm);
+	if (!err) {
+		err = pd_read_entry(mm, addr, leaf);
+		mmap_read_unlock(mm);
+	}
+	mmput(mm);
+	if (err)
+		return err;
+	return leaf->present && leaf->pfn == q->pfn;
+}
+
+/*
+ * Re-read, for round @r, every mapping the scan found that this round's
+ * walk of the reverse map did not confirm.
+ */
+static int pd_reread_unconfirmed(struct pd_query *q, struct pd_round *rd)
+{
+	struct pd_leaf leaf;
+	struct pd_map *map;
+	int still;
+
+	list_for_each_entry(map, &q->map_list, list) {
+		if (!(map->seen & PD_SEEN_SCAN) ||
+		    (map->seen & PD_SEEN_RMAP(rd->round)))
+			continue;
+		if (rd->reread == PD_REREAD_MAX) {
+			rd->reread_incomplete = true;
+			break;
+		}
+		rd->reread++;
+		still = pd_reread(q, map->mm->mm, map->addr, &leaf);
+		if (still < 0)
+			return still;
+		map->seen |= still ? PD_SEEN_STILL(rd->round) :
+				     PD_SEEN_GONE(rd->round);
+		rd->gone += !still;
+	}
+	return 0;
+}
+
+/* Count what round @rd sees: mappings, and suspects of corruption. */
+static void pd_weigh(struct pd_query *q, struct pd_round *rd)
+{
+	struct pd_map *map;
+
+	rd->suspects = 0;
+	list_for_each_entry(map, &q->map_list, list) {
+		map->seen &= ~PD_SEEN_PRESENT;
+		if (pd_map_present(map, rd->round))
+			map->seen |= PD_SEEN_PRESENT;
+		rd->suspects += pd_map_suspect(q, map, rd->round);
+	}
+	rd->mappings = pd_count_entries(q, PD_SEEN_PRESENT);
+}
+
+/* Whether the sources agree in round @rd. */
+static bool pd_agree(const struct pd_round *rd)
+{
+	return !rd->mapcount_changed && !rd->suspects &&
+	       rd->mappings == rd->mapcount;
+}
+
+/* One round of re-check: the reverse map again, the rest re-read. */
+static int pd_recheck(struct pd_query *q, struct pd_round *rd)
+{
+	int before = pd_page_mapcount(q), err;
+
+	pd_rmap_pass(q);
+	err = pd_reread_unconfirmed(q, rd);
+	if (err)
+		return err;
+	rd->mapcount = pd_page_mapcount(q);
+	rd->mapcount_changed = rd->mapcount != before;
+	pd_weigh(q, rd);
+	return 0;
+}
+
+/* ---- Culprits ------------------------------------------------------------ */
+
+static void pd_print_culprit_start(struct pd_query *q, struct pd_mm *pdm,
+				   unsigned long addr, const char *level)
+{
+	seq_buf_printf(&q->s, "culprit: pid %d (%s) %#lx %s ", pdm->tgid,
+		       pdm->tgid ? pdm->comm : "none", addr, level);
+}
+
+/* The mappings that the re-checks confirmed unknown to the reverse map. */
+static unsigned int pd_name_strays(struct pd_query *q)
+{
+	unsigned int culprits = 0;
+	struct pd_map *map;
+
+	list_for_each_entry(map, &q->map_list, list) {
+		if (!pd_map_stray(q, map))
+			continue;
+		culprits++;
+		pd_print_culprit_start(q, map->mm, map->addr, map->level);
+		seq_buf_puts(&q->s, "(unknown to rmap) ");
+		if (map->seen & PD_SEEN_OUTSIDE_VMA)
+			seq_buf_puts(&q->s, "(outside every VMA) ");
+		else
+			pd_print_mm_vma_name(q, map->mm->mm, map->addr);
+		seq_buf_putc(&q->s, '\n');
+	}
+	return culprits;
+}
+
+/* What the entry at a candidate holds instead of the page. */
+static void pd_print_held(struct seq_buf *s, const struct pd_leaf *leaf)
+{
+	if (leaf->present)
+		seq_buf_printf(s, "pfn %#lx", leaf->pfn);
+	else if (leaf->level && is_pfn_swap_entry(leaf->entry))
+		seq_buf_printf(s, "an entry for pfn %#lx", swp_offset_pfn(leaf->entry));
+	else if (leaf->level)
+		seq_buf_puts(s, "a swap entry");
+	else
+		seq_buf_puts(s, leaf->table ? "none" : "no page table");
+}
+
+/*
+ * The places where the reverse map expects the page and finds it not
+ * mapped, each with what its entry holds instead: where a lost mapping
+ * was.
+ */
+static int pd_name_candidates(struct pd_query *q, unsigned int *culprits)
+{
+	struct pd_leaf leaf;
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < q->nr_candidates; i++) {
+		struct pd_candidate *c = &q->candidates[i];
+
+		err = pd_reread(q, c->mm->mm, c->addr, &leaf);
+		if (err < 0)
+			return err;
+		if (err)
+			continue;	/* mapped again meanwhile */
+		(*culprits)++;
+		pd_print_culprit_start(q, c->mm, c->addr, leaf.level ?: "pte");
+		seq_buf_puts(&q->s, "(expected by the reverse map, holds ");
+		pd_print_held(&q->s, &leaf);
+		seq_buf_puts(&q->s, ") ");
+		pd_print_mm_vma_name(q, c->mm->mm, c->addr);
+		seq_buf_putc(&q->s, '\n');
+	}
+	if (q->more_candidates)
+		seq_buf_printf(&q->s,
+			       "culprit: %lu more places the reverse map expects the page, not listed\n",
+			       q->more_candidates);
+	return 0;
+}
+
+/* ---- The verdict --------------------------------------------------------- */
+
+/* Why the answer cannot be known whatever the sources say, or NULL. */
+static const char *pd_unknowable(struct pd_query *q)
+{
+	if (q->interrupted)
+		return "the query was interrupted";
+	if (q->out_of_memory)
+		return "out of memory to keep what the sources said";
+	if (q->rmap_incomplete)
+		return "the walk of the reverse map could not finish";
+	if (q->exiting)
+		return "the scan could not see a process that was exiting";
+	return NULL;
+}
+
+static const char *pd_sources(struct pd_query *q)
+{
+	if (q->quick)
+		return "the reverse map";
+	if (!q->has_rmap)
+		return "page tables; the reverse map does not track this page";
+	return "page tables and the reverse map";
+}
+
+/*
+ * A page the reverse map does not track and the mapcount does not count
+ * (free, or typed: slab, page table, ...) is mapped: each mapping is one
+ * that should not be there.
+ */
+static unsigned int pd_name_uncounted(struct pd_query *q, unsigned int r)
+{
+	unsigned int culprits = 0;
+	struct pd_map *map;
+
+	list_for_each_entry(map, &q->map_list, list) {
+		if (!pd_map_present(map, r))
+			continue;
+		culprits++;
+		pd_print_culprit_start(q, map->mm, map->addr, map->level);
+		seq_buf_printf(&q->s, "(mapped, but the page is %s) ",
+			       q->snapshot ?: "not counted by its mapcount");
+		if (map->seen & PD_SEEN_OUTSIDE_VMA)
+			seq_buf_puts(&q->s, "(outside every VMA) ");
+		else
+			pd_print_mm_vma_name(q, map->mm->mm, map->addr);
+		seq_buf_putc(&q->s, '\n');
+	}
+	return culprits;
+}
+
+/* More mappings were found than the mapcount counts, none unknown. */
+static const char *pd_judge_too_many(struct pd_query *q, struct pd_round *rd,
+				     unsigned int *culprits)
+{
+	if (!q->has_rmap && !rd->mapcount)
+		*culprits = pd_name_uncounted(q, rd->round);
+	seq_buf_printf(&q->s, "verdict: mismatch, mapcount %d but %lu mappings in %s\n",
+		       rd->mapcount, rd->mappings, pd_sources(q));
+	return "mismatch";
+}
+
+/* Fewer mappings were found than the mapcount counts. */
+static const char *pd_judge_too_few(struct pd_query *q, struct pd_round *rd,
+				    unsigned int *culprits)
+{
+	if (q->has_rmap && pd_name_candidates(q, culprits))
+		return "partial";
+	if (*culprits) {
+		seq_buf_printf(&q->s,
+			       "verdict: mismatch, mapcount %d but %lu mappings: the reverse map expects the page where it is not mapped (culprit: lines)\n",
+			       rd->mapcount, rd->mappings);
+		return "mismatch";
+	}
+	seq_buf_printf(&q->s,
+		       "note: mapcount %d but %lu mappings, and %s: a leaked mapcount, or a mapping in a page table that no VMA covers\n",
+		       rd->mapcount, rd->mappings,
+		       q->has_rmap ? "the reverse map expects the page nowhere else" :
+				     "the reverse map does not track the page");
+	seq_buf_puts(&q->s,
+		     "verdict: partial, the mapcount counts more mappings than can be found\n");
+	return "partial";
+}
+
+/*
+ * The sources still disagree after every re-check, in round @rd: say what
+ * that means, and name the culprits where they can be named.
+ */
+static const char *pd_judge(struct pd_query *q, struct pd_round *rd,
+			    unsigned int *culprits)
+{
+	const char *why = pd_unknowable(q);
+
+	*culprits = pd_name_strays(q);
+	if (*culprits) {
+		seq_buf_printf(&q->s,
+			       "verdict: mismatch, %u mappings in page tables that the reverse map does not know (culprit: lines)\n",
+			       *culprits);
+		return "mismatch";
+	}
+	if (rd->mapcount_changed) {
+		seq_buf_puts(&q->s,
+			     "verdict: partial, the mapcount kept changing during the query\n");
+		return "partial";
+	}
+	if (why || rd->suspects || rd->reread_incomplete) {
+		seq_buf_printf(&q->s, "verdict: partial, %s\n",
+			       why ?: "the mappings kept changing during the query");
+		return "partial";
+	}
+	if (rd->mappings > rd->mapcount)
+		return pd_judge_too_many(q, rd, culprits);
+	return pd_judge_too_few(q, rd, culprits);
+}
+
+/**
+ * pd_verdict - compare the sources, re-check a disagreement, say the verdict
+ * @q: the query, after the scan (if any) and the first walk of the reverse
+ *	map
+ * @culprits: the number of culprits named, set
+ *
+ * Might sleep.
+ *
+ * Return: "ok", "mismatch" or "partial", for the summary line.
+ */
+const char *pd_verdict(struct pd_query *q, unsigned int *culprits)
+{
+	struct pd_round rd = { .round = 0 };
+	unsigned long reread = 0, gone = 0;
+	u64 start = local_clock();
+
+	*culprits = 0;
+	rd.mapcount = pd_page_mapcount(q);
+	rd.mapcount_changed = rd.mapcount != q->mapcount;
+	if (q->quick && !q->has_rmap && rd.mapcount) {
+		seq_buf_puts(&q->s,
+			     "verdict: partial, the reverse map does not track this page: a quick query cannot count its mappings\n");
+		return "partial";
+	}
+	pd_weigh(q, &rd);
+	while (!pd_agree(&rd) && !q->interrupted &&
+	       rd.round < PD_RECHECK_ROUNDS) {
+		rd = (struct pd_round) { .round = rd.round + 1 };
+		if (pd_recheck(q, &rd))
+			q->interrupted = true;
+		reread += rd.reread;
+		gone += rd.gone;
+	}
+	q->recheck_ns = local_clock() - start;
+	if (rd.round)
+		seq_buf_printf(&q->s,
+			       "re-check: %u rounds, %lu mappings read again, %lu of them no longer mapped%s\n",
+			       rd.round, reread, gone,
+			       pd_agree(&rd) ? "; the sources agree now" : "");
+
+	if (!pd_agree(&rd) || pd_unknowable(q))
+		return pd_judge(q, &rd, culprits);
+	seq_buf_printf(&q->s, "verdict: ok, mapcount %d matches the mappings in %s%s\n",
+		       rd.mapcount, pd_sources(q),
+		       rd.round ? ", after a re-check: the page changed during the query" : "");
+	return "ok";
+}

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Page Detective on pages that really are corrupted: each case corrupts a
+ * page of its own with the test-only injector (CONFIG_PAGE_DETECTIVE_INJECT,
+ * <debugfs>/page_detective_inject/corrupt) the way real bugs do, by raw
+ * page-table writes that keep the rmap, the mapcount and the refcount out
+ * of step, asks Page Detective about it, checks that the verdict is
+ * "mismatch" and that the report names the culprit, and undoes the
+ * corruption before it unmaps anything.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+
+#include "pd_util.h"
+#include "../kselftest_harness.h"
+
+#define INJECT		"/sys/kernel/debug/page_detective_inject/corrupt"
+#define PMD_SIZE_2M	(2UL << 20)
+
+/* Write one command to the injector: 0 or -errno. */
+static __printf(1, 2) int inject(const char *fmt, ...)
+{
+	char cmd[128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return pd_write_file(INJECT, cmd);
+}
+
+FIXTURE(corrupt)
+{
+	char *report;
+	unsigned long page_size;
+};
+
+FIXTURE_SETUP(corrupt)
+{
+	const char *why;
+	bool fail;
+
+	self->page_size = pd_page_size();
+	self->report = malloc(PD_REPORT_SIZE);
+	ASSERT_NE(NULL, self->report);
+	why = pd_missing(&fail);
+	if (fail)
+		ASSERT_EQ(0, 1) TH_LOG("%s", why);
+	if (why[0])
+		SKIP(return, "%s", why);
+	if (access(INJECT, W_OK)) {
+		ASSERT_STREQ("", pd_kernel_config("PAGE_DETECTIVE_INJECT"))
+			TH_LOG("CONFIG_PAGE_DETECTIVE_INJECT is set but %s is missing",
+			       INJECT);
+		SKIP(return, "the kernel has no CONFIG_PAGE_DETECTIVE_INJECT");
+	}
+}
+
+FIXTURE_TEARDOWN(corrupt)
+{
+	/* Whatever a failed case left corrupted: nothing, as a rule. */
+	inject("undo");
+	free(self->report);
+}
+
+/* @pages populated private anonymous pages, all in one PMD range. */
+static char *map_pages(unsigned long pages)
+{
+	unsigned long size = pages * pd_page_size();
+	char *area = mmap(NULL, PMD_SIZE_2M + size, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *p;
+
+	if (area == MAP_FAILED)
+		return NULL;
+	/* Inside one 2 MiB range, so that one PTE table maps them all. */
+	p = (char *)(((unsigned long)area + PMD_SIZE_2M - 1) & ~(PMD_SIZE_2M - 1));
+	if (p > area)
+		munmap(area, p - area);
+	munmap(p + size, area + PMD_SIZE_2M + size - (p + size));
+	madvise(p, size, MADV_NOHUGEPAGE);
+	memset(p, 0x5c, size);
+	return p;
+}
+
+/* The report's "culprit:" line of @pid at @addr, or NULL. */
+static const char *find_culprit(const char *report, pid_t pid, const void *addr)
+{
+	static char line[1024];
+	char want[96];
+	const char *p;
+
+	snprintf(want, sizeof(want), "culprit: pid %d (", pid);
+	for (p = strstr(report, want); p; p = strstr(p + 1, want)) {
+		unsigned long at;
+		const char *q = strstr(p, ") 0x");
+
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+		if (q && sscanf(q + 2, "%lx", &at) == 1 && at == (unsigned long)addr)
+			return line;
+	}
+	return NULL;
+}
+
+/* Ask phys about @pfn; the summary, and that the query answered. */
+static void ask(struct __test_metadata *_metadata, char *report,
+		unsigned long pfn, struct pd_summary *s)
+{
+	ASSERT_EQ(0, pd_phys(pfn, report, PD_REPORT_SIZE)) TH_LOG("%s", report);
+	ASSERT_EQ(0, pd_parse_summary(report, s)) TH_LOG("%s", report);
+}
+
+/* After the undo, the page is healthy again, and said to be. */
+static void expect_healed(struct __test_metadata *_metadata, char *report,
+			  unsigned long pfn)
+{
+	struct pd_summary s;
+
+	ASSERT_EQ(0, inject("undo"));
+	ask(_metadata, report, pfn, &s);
+	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", report);
+	EXPECT_EQ(0, s.culprits);
+}
+
+/*
+ * 1. A stray PTE: the page mapped at a second address of the process's own
+ * page tables, unknown to the rmap and uncounted by the mapcount.
+ */
+TEST_F(corrupt, stray_pte)
+{
+	char *p = map_pages(4);
+	struct pd_summary s;
+	const char *line;
+	unsigned long pfn;
+
+	ASSERT_NE(NULL, p);
+	pfn = pagemap_pfn(0, p);
+	ASSERT_EQ(0, madvise(p + 2 * self->page_size, self->page_size,
+			     MADV_DONTNEED));
+	ASSERT_EQ(0, inject("stray %p %p", p, p + 2 * self->page_size));
+	ASSERT_EQ(pfn, pagemap_pfn(0, p + 2 * self->page_size));
+
+	ask(_metadata, self->report, pfn, &s);
+	EXPECT_STREQ("mismatch", s.verdict) TH_LOG("%s", self->report);
+	EXPECT_EQ(1, s.mapcount);
+	EXPECT_EQ(1, s.culprits);
+	line = find_culprit(self->report, getpid(), p + 2 * self->page_size);
+	ASSERT_NE(NULL, line) TH_LOG("%s", self->report);
+	EXPECT_NE(NULL, strstr(line, "(unknown to rmap)")) TH_LOG("%s", line);
+	/* The legitimate mapping is not blamed. */
+	EXPECT_EQ(NULL, find_culprit(self->report, getpid(), p));
+	/* Asked by virtual address, the same. */
+	ASSERT_EQ(0, pd_virt(getpid(), p, self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+	EXPECT_STREQ("mismatch", s.verdict) TH_LOG("%s", self->report);
+
+	expect_healed(_metadata, self->report, pfn);
+	munmap(p, 4 * self->page_size);
+}
+
+/*
+ * 2. A lost PTE: the mapping cleared while the mapcount and the rmap still
+ * count it; the report says where the rmap expects the page and what the
+ * entry holds instead.
+ */
+TEST_F(corrupt, lost_pte)
+{
+	char *p = map_pages(2);
+	struct pd_summary s;
+	const char *line;
+	unsigned long pfn;
+
+	ASSERT_NE(NULL, p);
+	pfn = pagemap_pfn(0, p);
+	ASSERT_EQ(0, inject("lost %p", p));
+	ASSERT_EQ(0, pagemap_pfn(0, p));
+	ASSERT_EQ(1, kpage_read("kpagecount", pfn));
+
+	ask(_metadata, self->report, pfn, &s);
+	EXPECT_STREQ("mismatch", s.verdict) TH_LOG("%s", self->report);
+	EXPECT_EQ(1, s.mapcount);
+	EXPECT_EQ(0, s.user_mappings);
+	EXPECT_EQ(1, s.culprits);
+	line = find_culprit(self->report, getpid(), p);
+	ASSERT_NE(NULL, line) TH_LOG("%s", self->report);
+	EXPECT_NE(NULL, strstr(line, "(expected by the reverse map, holds none)"))
+		TH_LOG("%s", line);
+
+	expect_healed(_metadata, self->report, pfn);
+	munmap(p, 2 * self->page_size);
+}
+
+/*
+ * 3. A leaked mapcount: raised, mapped nowhere.  Nothing can say where the
+ * extra mapping should be, so it is a note and a partial verdict, not a
+ * mismatch.
+ */
+TEST_F(corrupt, leaked_mapcount)
+{
+	char *p = map_pages(1);
+	struct pd_summary s;
+	unsigned long pfn;
+
+	ASSERT_NE(NULL, p);
+	pfn = pagemap_pfn(0, p);
+	ASSERT_EQ(0, inject("mapcount %p", p));
+	ASSERT_EQ(2, kpage_read("kpagecount", pfn));
+
+	ask(_metadata, self->report, pfn, &s);
+	EXPECT_STREQ("partial", s.verdict) TH_LOG("%s", self->report);
+	EXPECT_EQ(2, s.mapcount);
+	EXPECT_EQ(1, s.user_mappings);
+	EXPECT_TRUE(pd_has_line(self->report, "note: mapcount 2 but 1 mappings",
+				"leaked mapcount")) TH_LOG("%s", self->report);
+
+	expect_healed(_metadata, self->report, pfn);
+	munmap(p, self->page_size);
+}
+
+/* The "other" references of the report's refcount line, or -1. */
+static long other_refs(const char *report)
+{
+	const char *line = strstr(report, "\nrefcount: ");
+	long other = -1;
+
+	if (line)
+		sscanf(line, "\nrefcount: %*d = %*d mapped + %*d cache + %*d private + %ld other",
+		       &other);
+	return other;
+}
+
+/*
+ * 3. A leaked reference: a refcount that nothing accounts for.  Not a
+ * mismatch (pins and references in flight look the same), but the report
+ * shows it.
+ */
+TEST_F(corrupt, leaked_reference)
+{
+	char *p = map_pages(1);
+	struct pd_summary s;
+	unsigned long pfn;
+	long before;
+
+	ASSERT_NE(NULL, p);
+	pfn = pagemap_pfn(0, p);
+	ask(_metadata, self->report, pfn, &s);
+	before = other_refs(self->report);
+	ASSERT_LE(0, before) TH_LOG("%s", self->report);
+	ASSERT_EQ(0, inject("ref %p", p));
+
+	ask(_metadata, self->report, pfn, &s);
+	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
+	EXPECT_EQ(before + 1, other_refs(self->report)) TH_LOG("%s", self->report);
+
+	expect_healed(_metadata, self->report, pfn);
+	munmap(p, self->page_size);
+}
+
+/* Run on one CPU, so that a page freed is the next one it allocates. */
+static void stay_on_this_cpu(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(sched_getcpu(), &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * Free the page at @old while a stray PTE at @stray still maps it, then
+ * allocate until this process is its new owner; the new address, or NULL.
+ */
+static char *free_and_reuse(char *old, unsigned long pfn, unsigned long pages)
+{
+	unsigned long i, size = pages * pd_page_size();
+	char *fresh;
+
+	munmap(old, pd_page_size());
+	fresh = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fresh == MAP_FAILED)
+		return NULL;
+	madvise(fresh, size, MADV_NOHUGEPAGE);
+	for (i = 0; i < pages; i++) {
+		char *page = fresh + i * pd_page_size();
+
+		*page = 1;
+		if (pagemap_pfn(0, page) == pfn)
+			return page;
+	}
+	return NULL;
+}
+
+/*
+ * 4. A use-after-free: the page freed while a process still maps it (the
+ * stray PTE holds no reference), then reused.  The report on the page in
+ * its new life names the stale mapping; with page_owner, it also says who
+ * freed it and who has it now.
+ */
+TEST_F(corrupt, use_after_free)
+{
+	char *p, *fresh = NULL;
+	bool page_owner = !access("/sys/kernel/debug/page_owner", F_OK);
+	struct pd_summary s;
+	const char *line;
+	unsigned long pfn = 0;
+	char want[96];
+	int tries;
+
+	/* The guests boot with page_owner=on where the kernel has it. */
+	if (!page_owner)
+		ASSERT_STREQ("", pd_kernel_config("PAGE_OWNER"))
+			TH_LOG("CONFIG_PAGE_OWNER without page_owner=on");
+	stay_on_this_cpu();
+	for (tries = 0; tries < 8 && !fresh; tries++) {
+		p = map_pages(4);
+		ASSERT_NE(NULL, p);
+		pfn = pagemap_pfn(0, p);
+		ASSERT_EQ(0, madvise(p + 2 * self->page_size, self->page_size,
+				     MADV_DONTNEED));
+		ASSERT_EQ(0, inject("stray %p %p", p, p + 2 * self->page_size));
+		fresh = free_and_reuse(p, pfn, 64);
+		if (!fresh) {
+			/* Someone else got it: undo before unmapping. */
+			ASSERT_EQ(0, inject("undo"));
+			munmap(p + self->page_size, 3 * self->page_size);
+		}
+	}
+	ASSERT_NE(NULL, fresh) TH_LOG("the freed page was never reused here");
+
+	ask(_metadata, self->report, pfn, &s);
+	EXPECT_STREQ("mismatch", s.verdict) TH_LOG("%s", self->report);
+	EXPECT_EQ(1, s.mapcount);
+	EXPECT_EQ(1, s.culprits);
+	line = find_culprit(self->report, getpid(), p + 2 * self->page_size);
+	ASSERT_NE(NULL, line) TH_LOG("%s", self->report);
+	EXPECT_NE(NULL, strstr(line, "(unknown to rmap)")) TH_LOG("%s", line);
+	EXPECT_EQ(NULL, find_culprit(self->report, getpid(), fresh));
+	if (page_owner) {
+		/* Allocated by this process, freed by it, by munmap(). */
+		snprintf(want, sizeof(want), "pid %d,", getpid());
+		EXPECT_TRUE(pd_has_line(self->report, "page_owner: allocated;", want))
+			TH_LOG("%s", self->report);
+		snprintf(want, sizeof(want), "pid %d,", getpid());
+		EXPECT_TRUE(pd_has_line(self->report, "page_owner: last freed:", want))
+			TH_LOG("%s", self->report);
+		EXPECT_TRUE(pd_has_line(self->report, "page_owner: freed:", "munmap"))
+			TH_LOG("%s", self->report);
+	}
+
+	ASSERT_EQ(0, inject("undo"));
+	ask(_metadata, self->report, pfn, &s);
+	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
+	munmap(p + self->page_size, 3 * self->page_size);
+	munmap(fresh, self->page_size);
+}
+
+/*
+ * 5. A PTE outside every VMA, as page tables left behind by munmap() would
+ * be: in a PTE table that a VMA still uses, so the scan reads it.
+ */
+TEST_F(corrupt, pte_outside_vma)
+{
+	char *p = map_pages(2);
+	struct pd_summary s;
+	const char *line;
+	unsigned long pfn;
+
+	ASSERT_NE(NULL, p);
+	pfn = pagemap_pfn(0, p);
+	ASSERT_EQ(0, munmap(p + self->page_size, self->page_size));
+	ASSERT_EQ(0, inject("stray %p %p", p, p + self->page_size));
+
+	ask(_metadata, self->report, pfn, &s);
+	EXPECT_STREQ("mismatch", s.verdict) TH_LOG("%s", self->report);
+	EXPECT_EQ(1, s.culprits);
+	line = find_culprit(self->report, getpid(), p + self->page_size);
+	ASSERT_NE(NULL, line) TH_LOG("%s", self->report);
+	EXPECT_NE(NULL, strstr(line, "(unknown to rmap) (outside every VMA)"))
+		TH_LOG("%s", line);
+
+	expect_healed(_metadata, self->report, pfn);
+	munmap(p, self->page_size);
+}
+
+TEST_HARNESS_MAIN
