@@ -17,12 +17,15 @@
 #include <linux/rmap.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 
 #include "pd.h"
 
-/* Passes that found the rmap locked, or more than room, before giving up. */
+/* Walks that found the rmap locked, or more than room, before giving up. */
 #define PD_RMAP_TRIES		8
+/* Room for the hits of one walk, at most: a page mapped 256K times. */
+#define PD_RMAP_HITS_MAX	SZ_256K
 
 /* What one walk of the reverse map met, kept until its locks are let go. */
 struct pd_hit {
@@ -187,8 +190,13 @@ void pd_rmap_pass(struct pd_query *q)
 	if (!q->folio || !q->has_rmap || WARN_ON_ONCE(pass > PD_RECHECK_ROUNDS))
 		return;
 	/* Room for every mapping the mapcount admits, and more. */
-	rw.cap = 2 * folio_mapcount(q->folio) + PD_CANDIDATES_MAX + 16;
+	rw.cap = min(2 * folio_mapcount(q->folio) + PD_CANDIDATES_MAX + 16,
+		     PD_RMAP_HITS_MAX);
 	for (tries = 0; tries < PD_RMAP_TRIES; tries++) {
+		if (fatal_signal_pending(current)) {
+			q->interrupted = true;
+			break;
+		}
 		if (!rw.hits)
 			rw.hits = kvmalloc_array(rw.cap, sizeof(*rw.hits),
 						 GFP_KERNEL);
@@ -200,13 +208,20 @@ void pd_rmap_pass(struct pd_query *q)
 			pd_rmap_record(q, &rw, pass);
 			break;
 		}
-		if (rw.overflow) {
-			kvfree(rw.hits);
-			rw.hits = NULL;
-			rw.cap *= 4;
+		if (!rw.overflow) {
+			/* Contended: give the lock holder a moment. */
+			pd_rmap_drop_hits(&rw);
+			usleep_range(100, 200);
+			continue;
 		}
 		pd_rmap_drop_hits(&rw);
-		usleep_range(100, 200);
+		if (rw.cap == PD_RMAP_HITS_MAX) {
+			q->rmap_incomplete = "the page has more mappings than a query keeps";
+			break;
+		}
+		kvfree(rw.hits);
+		rw.hits = NULL;
+		rw.cap = min(4 * rw.cap, PD_RMAP_HITS_MAX);
 	}
 	if (tries == PD_RMAP_TRIES)
 		q->rmap_incomplete = "its folio or its reverse map stayed locked by others";

@@ -1251,6 +1251,68 @@ TEST_F(pd, free_page)
 	check_kernel_page(_metadata, self->report, KPF_BUDDY, 0, "none");
 }
 
+/* The direct map's address of @pfn, from the report on another page. */
+static unsigned long direct_map_address(char *report, unsigned long pfn)
+{
+	char *page = map_anon(pd_page_size(), MAP_PRIVATE, false);
+	struct pd_parsed *r = malloc(sizeof(*r));
+	const struct pd_kernel_map *direct;
+	unsigned long addr = 0, own;
+
+	if (!page || !r)
+		goto out;
+	own = pagemap_pfn(0, page);
+	if (pd_virt(getpid(), page, report, PD_REPORT_SIZE) || pd_parse(report, r))
+		goto out;
+	direct = pd_kernel_map(r, "direct map");
+	if (direct)
+		addr = direct->addr - own * pd_page_size() + pfn * pd_page_size();
+out:
+	free(r);
+	if (page)
+		munmap(page, pd_page_size());
+	return addr;
+}
+
+/*
+ * A free page asked about by its direct-map address, with PID 0: with
+ * DEBUG_PAGEALLOC the direct map does not map it, and that entry is no swap
+ * entry; either way the address names the page.
+ */
+TEST_F(pd, free_page_by_kernel_address)
+{
+	static uint64_t flags[4096];
+	int fd = open("/proc/kpageflags", O_RDONLY);
+	unsigned long pfn = 0x1000, addr;
+	struct pd_summary sum;
+	char input[64];
+	int i = 0;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LT(0, pread(fd, flags, sizeof(flags), pfn * 8));
+	close(fd);
+	for (i = 0; i < 4096 && !(flags[i] & BIT64(KPF_BUDDY)); i++)
+		;
+	ASSERT_LT(i, 4096) TH_LOG("no free page");
+	pfn += i;
+	addr = direct_map_address(self->report, pfn);
+	ASSERT_NE(0, addr);
+	snprintf(input, sizeof(input), "0 0x%lx", addr);
+	ASSERT_EQ(0, pd_query("virt", input, self->report, PD_REPORT_SIZE))
+		TH_LOG("%s", self->report);
+	ASSERT_EQ(0, pd_parse_summary(self->report, &sum));
+	EXPECT_EQ(pfn, sum.pfn);
+	EXPECT_FALSE(pd_has_line(self->report, "leaf: ", "migration"))
+		TH_LOG("%s", self->report);
+	EXPECT_FALSE(pd_has_line(self->report, "leaf: ", "swap entry"))
+		TH_LOG("%s", self->report);
+	/* Unless it was allocated meanwhile, and mapped again. */
+	if (!strcmp(pd_kernel_config("DEBUG_PAGEALLOC"), "y") &&
+	    pd_has_line(self->report, "folio: none", ""))
+		EXPECT_TRUE(pd_has_line(self->report, "leaf: pte, not present",
+					"a kernel entry")) TH_LOG("%s", self->report);
+}
+
 TEST_F(pd, reserved_page)
 {
 	check_kernel_page(_metadata, self->report, KPF_RESERVED, 0x100, NULL);
@@ -1677,6 +1739,34 @@ TEST_F(pd, swapped_out)
 }
 
 /* A physical address past the end of memory: -EINVAL, with the reason. */
+/*
+ * A hwpoisoned page: memory offlining ignores its references, so it is
+ * described and let go; the process's entry is a hwpoison entry.
+ */
+TEST_F(pd, hwpoisoned_page)
+{
+	char *page = map_anon(self->page_size, MAP_PRIVATE, false);
+	struct pd_summary sum;
+	unsigned long pfn;
+
+	if (!pd_kernel_config("MEMORY_FAILURE")[0])
+		SKIP(return, "no CONFIG_MEMORY_FAILURE");
+	ASSERT_NE(NULL, page);
+	pfn = pagemap_pfn(0, page);
+	ASSERT_EQ(0, madvise(page, self->page_size, MADV_HWPOISON));
+	ASSERT_EQ(-ENXIO, pd_virt(getpid(), page, self->report, PD_REPORT_SIZE));
+	EXPECT_TRUE(pd_has_line(self->report, "leaf: ", "hwpoison entry"))
+		TH_LOG("%s", self->report);
+	ASSERT_EQ(0, pd_phys(pfn, self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_summary(self->report, &sum));
+	EXPECT_TRUE(pd_has_line(self->report, "folio: not kept pinned: ",
+				"hwpoisoned")) TH_LOG("%s", self->report);
+	EXPECT_TRUE(pd_has_line(self->report, "user: ", "(hwpoison entry, not counted)"))
+		TH_LOG("%s", self->report);
+	EXPECT_STREQ("ok", sum.verdict) TH_LOG("%s", self->report);
+	munmap(page, self->page_size);
+}
+
 TEST_F(pd, phys_beyond_memory)
 {
 	EXPECT_EQ(-EINVAL, pd_query("phys", "0x7fffffff000000", self->report,
