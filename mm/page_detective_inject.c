@@ -93,9 +93,11 @@ struct pdi_mm {
 	bool listed;			/* under pdi_lock */
 	/*
 	 * Serialises the records and every PTE write of this module to the mm,
-	 * and orders them against the notifier's callbacks.
+	 * and orders them against the notifier's callbacks.  A spinlock: an
+	 * invalidation that cannot block (the OOM reaper's) must still undo
+	 * what it covers, and may not fail, having an invalidate_range_end().
 	 */
-	struct mutex lock;
+	spinlock_t lock;
 	struct list_head records;
 	unsigned int nr_records;
 	bool dead;			/* released: corrupt nothing more */
@@ -185,7 +187,7 @@ static void pdi_flush_tlb_all(void)
 static void pdi_undo_stray(struct mm_struct *mm, struct pdi_record *rec)
 {
 	bool flush = false;
-	spinlock_t *ptl;
+	spinlock_t *ptl;		/* the PTE table's */
 	pte_t *pte, old;
 
 	pte = pdi_pte_lock(mm, rec->addr, &ptl);
@@ -224,7 +226,7 @@ static void pdi_undo_stray(struct mm_struct *mm, struct pdi_record *rec)
 
 static void pdi_undo_lost(struct mm_struct *mm, struct pdi_record *rec)
 {
-	spinlock_t *ptl;
+	spinlock_t *ptl;		/* the PTE table's */
 	pte_t *pte;
 
 	pte = pdi_pte_lock(mm, rec->addr, &ptl);
@@ -244,7 +246,7 @@ static void pdi_undo_lost(struct mm_struct *mm, struct pdi_record *rec)
 		pte_unmap_unlock(pte, ptl);
 }
 
-/* Undo @rec and forget it.  pdi_mm.lock held. */
+/* Undo @rec and forget it.  pdi_mm.lock held: nothing here may sleep. */
 static void pdi_undo_one(struct pdi_mm *pm, struct pdi_record *rec)
 {
 	struct mm_struct *mm = pm->mn.mm;
@@ -322,16 +324,13 @@ static int pdi_invalidate_range_start(struct mmu_notifier *mn,
 	struct pdi_mm *pm = pdi_mm_of(mn);
 	struct pdi_record *rec, *next;
 
-	if (mmu_notifier_range_blockable(range))
-		mutex_lock(&pm->lock);
-	else if (!mutex_trylock(&pm->lock))
-		return -EAGAIN;
+	spin_lock(&pm->lock);
 	list_for_each_entry_safe(rec, next, &pm->records, node)
 		if (pdi_affected(rec, range->start, range->end))
 			pdi_undo_one(pm, rec);
 	/* No new corruption until the range is done with: see pdi_lock_mm(). */
 	atomic_inc(&pm->invalidating);
-	mutex_unlock(&pm->lock);
+	spin_unlock(&pm->lock);
 	return 0;
 }
 
@@ -359,10 +358,10 @@ static void pdi_release(struct mmu_notifier *mn, struct mm_struct *mm)
 	bool put;
 
 	mmap_read_lock(mm);
-	mutex_lock(&pm->lock);
+	spin_lock(&pm->lock);
 	nr = pdi_undo_all(pm);
 	pm->dead = true;
-	mutex_unlock(&pm->lock);
+	spin_unlock(&pm->lock);
 	mmap_read_unlock(mm);
 	if (nr)
 		pr_info("undid %u corruptions of an exiting process\n", nr);
@@ -383,7 +382,7 @@ static struct mmu_notifier *pdi_alloc_notifier(struct mm_struct *mm)
 
 	if (!pm)
 		return ERR_PTR(-ENOMEM);
-	mutex_init(&pm->lock);
+	spin_lock_init(&pm->lock);
 	INIT_LIST_HEAD(&pm->records);
 	INIT_LIST_HEAD(&pm->node);
 	atomic_set(&pm->invalidating, 0);
@@ -395,7 +394,6 @@ static void pdi_free_notifier(struct mmu_notifier *mn)
 {
 	struct pdi_mm *pm = pdi_mm_of(mn);
 
-	mutex_destroy(&pm->lock);
 	kfree(pm);
 }
 
@@ -456,10 +454,10 @@ static struct pdi_mm *pdi_mm_find(struct mm_struct *mm)
 static int pdi_lock_mm(struct pdi_mm *pm)
 {
 	for (;;) {
-		mutex_lock(&pm->lock);
+		spin_lock(&pm->lock);
 		if (!atomic_read(&pm->invalidating))
 			return 0;
-		mutex_unlock(&pm->lock);
+		spin_unlock(&pm->lock);
 		if (wait_event_killable(pm->idle, !atomic_read(&pm->invalidating)))
 			return -EINTR;
 	}
@@ -487,7 +485,7 @@ static int pdi_stray(struct mm_struct *mm, struct pdi_record *rec)
 {
 	unsigned long pmd = rec->addr & PMD_MASK;
 	struct page *page;
-	spinlock_t *ptl;
+	spinlock_t *ptl;		/* the PTE table's */
 	pte_t *pte, val;
 
 	struct folio *folio;
@@ -544,7 +542,7 @@ out:
 static int pdi_lost(struct mm_struct *mm, struct pdi_record *rec)
 {
 	struct page *page;
-	spinlock_t *ptl;
+	spinlock_t *ptl;		/* the PTE table's */
 	pte_t *pte;
 
 	int ret;
@@ -575,7 +573,7 @@ static int pdi_lost(struct mm_struct *mm, struct pdi_record *rec)
 static int pdi_mapcount(struct mm_struct *mm, struct pdi_record *rec)
 {
 	struct page *page;
-	spinlock_t *ptl;
+	spinlock_t *ptl;		/* the PTE table's */
 	pte_t *pte;
 	int ret = -ENXIO;
 
@@ -597,7 +595,7 @@ static int pdi_mapcount(struct mm_struct *mm, struct pdi_record *rec)
 static int pdi_ref(struct mm_struct *mm, struct pdi_record *rec)
 {
 	struct page *page;
-	spinlock_t *ptl;
+	spinlock_t *ptl;		/* the PTE table's */
 	pte_t *pte;
 
 	page = pdi_page_lock(mm, rec->addr, &pte, &ptl);
@@ -639,7 +637,7 @@ static int pdi_corrupt(struct mm_struct *mm, struct pdi_record *rec)
 		pm->nr_records++;
 	}
 out:
-	mutex_unlock(&pm->lock);
+	spin_unlock(&pm->lock);
 out_mmap:
 	mmap_read_unlock(mm);
 	return ret;
@@ -654,9 +652,9 @@ static int pdi_undo(struct mm_struct *mm)
 		return -ENOENT;
 	if (mmap_read_lock_killable(mm))
 		return -EINTR;
-	mutex_lock(&pm->lock);
+	spin_lock(&pm->lock);
 	nr = pdi_undo_all(pm);
-	mutex_unlock(&pm->lock);
+	spin_unlock(&pm->lock);
 	mmap_read_unlock(mm);
 	return nr ? 0 : -ENOENT;
 }
@@ -784,10 +782,10 @@ static void __exit page_detective_inject_exit(void)
 		 * which waits for pm->lock and then finds nothing left to undo.
 		 */
 		mmap_read_lock(mm);
-		mutex_lock(&pm->lock);
+		spin_lock(&pm->lock);
 		nr = pdi_undo_all(pm);
 		pm->dead = true;
-		mutex_unlock(&pm->lock);
+		spin_unlock(&pm->lock);
 		mmap_read_unlock(mm);
 		if (nr)
 			pr_info("undid %u corruptions on unload\n", nr);
