@@ -54,13 +54,13 @@ FIXTURE_TEARDOWN(inject)
 		munmap(self->region, 2 * PMD_SIZE);
 }
 
-/* Page @i of the window, written to (mapped, order-0) if @touch. */
-static char *page_of(FIXTURE_DATA(inject) *self, int i, bool touch)
+/* Page @i of @win, written to (mapped, order-0) if @touch. */
+static char *page_of(char *win, int i, bool touch)
 {
-	char *p = self->win + i * self->ps;
+	char *p = win + i * pd_page_size();
 
 	if (touch)
-		memset(p, 0x10 + i, self->ps);
+		memset(p, 0x10 + i, pd_page_size());
 	return p;
 }
 
@@ -76,7 +76,7 @@ static bool present(const void *addr)
 
 TEST_F(inject, stray_maps_src_page_at_dst)
 {
-	char *src = page_of(self, 0, true), *dst = page_of(self, 2, false);
+	char *src = page_of(self->win, 0, true), *dst = page_of(self->win, 2, false);
 	unsigned long pfn = pagemap_pfn(0, src);
 	uint64_t count;
 
@@ -104,7 +104,7 @@ TEST_F(inject, stray_maps_src_page_at_dst)
 /* Two pages in one PTE table, the second unmapped: a gap in a used table. */
 TEST_F(inject, stray_into_gap_outside_every_vma)
 {
-	char *src = page_of(self, 0, true), *gap = page_of(self, 1, true);
+	char *src = page_of(self->win, 0, true), *gap = page_of(self->win, 1, true);
 	unsigned long pfn = pagemap_pfn(0, src);
 
 	ASSERT_EQ(0, munmap(gap, self->ps));
@@ -117,7 +117,7 @@ TEST_F(inject, stray_into_gap_outside_every_vma)
 
 TEST_F(inject, lost_clears_pte_only)
 {
-	char *addr = page_of(self, 3, true);
+	char *addr = page_of(self->win, 3, true);
 	unsigned long pfn = pagemap_pfn(0, addr);
 	uint64_t count = kpagecount(pfn);
 
@@ -135,7 +135,7 @@ TEST_F(inject, lost_clears_pte_only)
 
 TEST_F(inject, mapcount_raised_by_one)
 {
-	char *addr = page_of(self, 0, true);
+	char *addr = page_of(self->win, 0, true);
 	unsigned long pfn = pagemap_pfn(0, addr);
 	uint64_t count = kpagecount(pfn);
 
@@ -152,7 +152,7 @@ TEST_F(inject, mapcount_raised_by_one)
 /* No counter of userspace shows the reference: undo must be taken. */
 TEST_F(inject, ref_taken_and_dropped)
 {
-	char *addr = page_of(self, 0, true);
+	char *addr = page_of(self->win, 0, true);
 	unsigned long pfn = pagemap_pfn(0, addr);
 
 	ASSERT_EQ(0, pd_inject("ref %lu", (unsigned long)addr));
@@ -165,8 +165,8 @@ TEST_F(inject, ref_taken_and_dropped)
 /* Undo takes back every kind at once, newest first. */
 TEST_F(inject, undo_restores_each)
 {
-	char *a = page_of(self, 0, true), *b = page_of(self, 1, true);
-	char *c = page_of(self, 2, false);
+	char *a = page_of(self->win, 0, true), *b = page_of(self->win, 1, true);
+	char *c = page_of(self->win, 2, false);
 	unsigned long pa = pagemap_pfn(0, a), pb = pagemap_pfn(0, b);
 
 	ASSERT_EQ(0, pd_inject("lost %p", b));
@@ -192,17 +192,16 @@ TEST_F(inject, undo_restores_each)
 
 TEST_F(inject, errors)
 {
-	char *page = page_of(self, 0, true), *none = page_of(self, 1, false);
-	char *zero = page_of(self, 4, false);
+	char *page = page_of(self->win, 0, true), *none = page_of(self->win, 1, false);
+	char *zero = page_of(self->win, 4, false);
 	char *gone, *fresh = mmap(NULL, 3 * PMD_SIZE, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	const char *malformed[] = {
+	static const char * const malformed[] = {
 		"", "\n", "bogus", "stray", "stray 0x1000", "lost", "undo now",
 		"lost 0x1000 0x2000", "stray 0x1000 0x2000 0x3000", "LOST 0x1000",
 		"lost -4096", "lost +4096", "lost 0x", "lost 4096x", "lost 0x1g000",
 		"lost 99999999999999999999999", "ref\t", "mapcount 0x1000 quick",
 	};
-	volatile char c;
 	unsigned int i;
 
 	/* A PMD of a VMA never touched: no PTE table.  A PMD of no VMA. */
@@ -213,9 +212,10 @@ TEST_F(inject, errors)
 	ASSERT_NE(MAP_FAILED, gone);
 	ASSERT_EQ(0, munmap(gone, self->ps));
 
-	for (i = 0; i < ARRAY_SIZE(malformed); i++)
+	for (i = 0; i < ARRAY_SIZE(malformed); i++) {
 		EXPECT_EQ(-EINVAL, pd_inject("%s", malformed[i]))
 			TH_LOG("'%s'", malformed[i]);
+	}
 	/* Not page aligned; kernel addresses; past TASK_SIZE. */
 	EXPECT_EQ(-EINVAL, pd_inject("lost %p", page + 1));
 	EXPECT_EQ(-EINVAL, pd_inject("stray %p %p", page, none + 8));
@@ -224,13 +224,12 @@ TEST_F(inject, errors)
 	EXPECT_EQ(-EINVAL, pd_inject("ref 0x800000000000"));
 
 	/* No page mapped: none, the zero page, no VMA at all. */
-	c = zero[0];
-	(void)c;
+	EXPECT_EQ(0, zero[0]);
 	EXPECT_EQ(-ENXIO, pd_inject("lost %p", none));
 	EXPECT_EQ(-ENXIO, pd_inject("mapcount %p", zero));
 	EXPECT_EQ(-ENXIO, pd_inject("ref %p", gone));
-	EXPECT_EQ(-ENXIO, pd_inject("stray %p %p", none, page_of(self, 5, false)));
-	EXPECT_EQ(-ENXIO, pd_inject("stray %p %p", zero, page_of(self, 5, false)));
+	EXPECT_EQ(-ENXIO, pd_inject("stray %p %p", none, page_of(self->win, 5, false)));
+	EXPECT_EQ(-ENXIO, pd_inject("stray %p %p", zero, page_of(self->win, 5, false)));
 
 	/* DST taken. */
 	EXPECT_EQ(-EEXIST, pd_inject("stray %p %p", page, page));
@@ -247,7 +246,7 @@ TEST_F(inject, errors)
 /* A gap whose PMD no VMA shares: its PTE table could go at any time. */
 TEST_F(inject, stray_into_gap_without_vma)
 {
-	char *src = page_of(self, 0, true);
+	char *src = page_of(self->win, 0, true);
 	char *hole = mmap(NULL, 3 * PMD_SIZE, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char *dst;
@@ -313,8 +312,8 @@ TEST_F(inject, exit_without_undo)
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (!pid) {
-		char *a = page_of(self, 0, true), *b = page_of(self, 1, true);
-		char *c = page_of(self, 2, false), *d = page_of(self, 3, true);
+		char *a = page_of(self->win, 0, true), *b = page_of(self->win, 1, true);
+		char *c = page_of(self->win, 2, false), *d = page_of(self->win, 3, true);
 
 		shared[1] = 2;
 		if (pd_inject("mapcount %p", shared) ||
@@ -345,7 +344,7 @@ TEST_F(inject, killed_without_undo)
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (!pid) {
-		char *a = page_of(self, 0, true), *b = page_of(self, 1, true);
+		char *a = page_of(self->win, 0, true), *b = page_of(self->win, 1, true);
 
 		close(ready[0]);
 		if (pd_inject("lost %p", b) || pd_inject("stray %p %p", a, b) ||
@@ -392,9 +391,9 @@ TEST_F(inject, munmap_undoes_first)
 	EXPECT_EQ(-ENOENT, pd_inject("undo"));
 
 	/* lost, and a stray at DST, each in a range that goes. */
-	a = page_of(self, 0, true);
-	b = page_of(self, 1, true);
-	c = page_of(self, 2, false);
+	a = page_of(self->win, 0, true);
+	b = page_of(self->win, 1, true);
+	c = page_of(self->win, 2, false);
 	ASSERT_EQ(0, pd_inject("lost %p", b));
 	ASSERT_EQ(0, pd_inject("stray %p %p", a, c));
 	ASSERT_EQ(0, munmap(b, 2 * self->ps));
@@ -402,7 +401,7 @@ TEST_F(inject, munmap_undoes_first)
 	EXPECT_EQ(1, kpagecount(pagemap_pfn(0, a)));
 
 	/* A stray whose SRC goes: undone before SRC's page can be freed. */
-	d = page_of(self, 4, false);
+	d = page_of(self->win, 4, false);
 	ASSERT_EQ(0, pd_inject("stray %p %p", a, d));
 	EXPECT_EQ(0x10, d[0]);
 	ASSERT_EQ(0, munmap(a, self->ps));
@@ -416,7 +415,7 @@ TEST_F(inject, munmap_undoes_first)
 /* MADV_DONTNEED zaps under the mmap read lock: undone first as well. */
 TEST_F(inject, madv_dontneed_undoes_first)
 {
-	char *a = page_of(self, 0, true), *b = page_of(self, 1, false);
+	char *a = page_of(self->win, 0, true), *b = page_of(self->win, 1, false);
 
 	ASSERT_EQ(0, pd_inject("mapcount %p", a));
 	ASSERT_EQ(0, pd_inject("stray %p %p", a, b));

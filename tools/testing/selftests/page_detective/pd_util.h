@@ -107,8 +107,7 @@ static inline const char *pd_inject_missing(bool *fail)
  * Write the command @fmt to the injector: it corrupts the caller's own
  * address space.  Returns 0, or the write's -errno.
  */
-static inline int __attribute__((format(printf, 1, 2)))
-pd_inject(const char *fmt, ...)
+static inline int pd_inject(const char *fmt, ...)
 {
 	char cmd[128];
 	va_list ap;
