@@ -425,4 +425,54 @@ TEST_F(inject, madv_dontneed_undoes_first)
 	EXPECT_EQ(-ENOENT, pd_inject("undo"));
 }
 
+/*
+ * rmmod with a process still corrupted undoes its corruptions, from the
+ * module's exit: the memfd page the child raised the mapcount of is
+ * counted right again while the child lives on.
+ */
+TEST_F(inject, unload_undoes_all)
+{
+	int fd = memfd_create("pdi", 0), ready[2], status;
+	unsigned long pfn;
+	char *shared, byte;
+	pid_t pid;
+
+	if (access("/sys/module/page_detective_inject/refcnt", F_OK))
+		SKIP(return, "page_detective_inject is not a module");
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, ftruncate(fd, self->ps));
+	shared = mmap(NULL, self->ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, shared);
+	shared[0] = 1;
+	pfn = pagemap_pfn(0, shared);
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		char *a = page_of(self->win, 0, true), *b = page_of(self->win, 1, false);
+
+		close(ready[0]);
+		shared[1] = 2;
+		if (pd_inject("mapcount %p", shared) ||
+		    pd_inject("stray %p %p", a, b) || b[0] != 0x10 ||
+		    write(ready[1], "", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &byte, 1));
+	close(ready[0]);
+	EXPECT_EQ(3, kpagecount(pfn));
+	EXPECT_EQ(0, system("rmmod page_detective_inject"));
+	EXPECT_EQ(2, kpagecount(pfn));
+	EXPECT_EQ(0, system("modprobe page_detective_inject"));
+	EXPECT_EQ(0, access(PDI_FILE, F_OK));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(1, kpagecount(pfn));
+	munmap(shared, self->ps);
+	close(fd);
+}
+
 TEST_HARNESS_MAIN
