@@ -114,13 +114,13 @@ static struct dentry *pdi_dir;
 /* ---- Page tables ---------------------------------------------------------- */
 
 /*
- * The PTE that maps @addr in @mm, mapped and with its table's lock held, or
- * NULL when no PTE table covers @addr.  Nothing is allocated.  The caller
- * keeps the upper tables alive: by the mmap lock and a VMA sharing @addr's
- * PMD, or, in an invalidation, by what the invalidator holds.
+ * The PMD entry of @addr in @mm, or NULL when an upper level maps nothing
+ * there.  Nothing is allocated; pte_offset_map_lock() then tells whether it
+ * points to a PTE table, under that table's lock.  The caller keeps the
+ * upper tables alive: by the mmap lock and a VMA sharing @addr's PMD, or, in
+ * an invalidation, by what the invalidator holds.
  */
-static pte_t *pdi_pte_lock(struct mm_struct *mm, unsigned long addr,
-			   spinlock_t **ptl)
+static pmd_t *pdi_pmd(struct mm_struct *mm, unsigned long addr)
 {
 	pgd_t *pgd;
 	p4d_t *p4d;
@@ -137,33 +137,18 @@ static pte_t *pdi_pte_lock(struct mm_struct *mm, unsigned long addr,
 	if (pud_none(pudval) || !pud_present(pudval) || pud_leaf(pudval) ||
 	    pud_bad(pudval))
 		return NULL;
-	/* NULL unless the PMD points to a PTE table, checked under its lock. */
-	return pte_offset_map_lock(mm, pmd_offset(pud, addr), addr, ptl);
+	return pmd_offset(pud, addr);
 }
 
 /*
- * The page that the present PTE at @addr maps, a normal refcounted one
- * (vm_normal_page(): not the zero page nor a PFN map), with the PTE mapped
- * and locked; or NULL and nothing held.
+ * The page that @pte of @vma at @addr maps if it is present and maps a
+ * normal refcounted page (vm_normal_page(): not the zero page nor a PFN
+ * map), else NULL.
  */
-static struct page *pdi_page_lock(struct mm_struct *mm, unsigned long addr,
-				  pte_t **ptep, spinlock_t **ptl)
+static struct page *pdi_page(struct vm_area_struct *vma, unsigned long addr,
+			     pte_t pte)
 {
-	struct vm_area_struct *vma = vma_lookup(mm, addr);
-	struct page *page = NULL;
-	pte_t pte;
-
-	if (!vma)
-		return NULL;
-	*ptep = pdi_pte_lock(mm, addr, ptl);
-	if (!*ptep)
-		return NULL;
-	pte = ptep_get(*ptep);
-	if (pte_present(pte))
-		page = vm_normal_page(vma, addr, pte);
-	if (!page)
-		pte_unmap_unlock(*ptep, *ptl);
-	return page;
+	return pte_present(pte) ? vm_normal_page(vma, addr, pte) : NULL;
 }
 
 /* ---- Undo ----------------------------------------------------------------- */
@@ -184,20 +169,34 @@ static void pdi_flush_tlb_all(void)
 	on_each_cpu(pdi_flush_tlb_local, NULL, 1);
 }
 
-static void pdi_undo_stray(struct mm_struct *mm, struct pdi_record *rec)
+/* Undo a stray or a lost PTE. */
+static void pdi_undo_pte(struct mm_struct *mm, struct pdi_record *rec)
 {
+	const char *why = NULL;
 	bool flush = false;
 	spinlock_t *ptl;		/* the PTE table's */
-	pte_t *pte, old;
+	pte_t *pte, cur, old;
+	pmd_t *pmd;
 
-	pte = pdi_pte_lock(mm, rec->addr, &ptl);
-	if (!pte) {
-		pr_info("stray at %#lx: no page table left to undo it in\n",
-			rec->addr);
-		return;
-	}
-	old = ptep_get(pte);
-	if (pte_present(old) && pte_pfn(old) == pte_pfn(rec->pte)) {
+	pmd = pdi_pmd(mm, rec->addr);
+	if (!pmd)
+		goto gone;
+	pte = pte_offset_map_lock(mm, pmd, rec->addr, &ptl);
+	if (!pte)
+		goto gone;
+	cur = ptep_get(pte);
+	if (rec->kind == PDI_LOST) {
+		/*
+		 * The entry goes back as it was, with the accounting it never
+		 * lost.  No TLB flush: x86 caches no translation of a none
+		 * entry, so none can be stale.  If it was faulted in again
+		 * meanwhile, the old page keeps its counts: a leak.
+		 */
+		if (pte_none(cur))
+			set_pte(pte, rec->pte);
+		else
+			why = "mapped again meanwhile";
+	} else if (pte_present(cur) && pte_pfn(cur) == pte_pfn(rec->pte)) {
 		/*
 		 * ptep_get_and_clear() without page_table_check, which never
 		 * counted this entry: one exchange, so that an accessed or
@@ -208,42 +207,26 @@ static void pdi_undo_stray(struct mm_struct *mm, struct pdi_record *rec)
 		if (pte_dirty(old))
 			folio_mark_dirty(page_folio(rec->page));
 		/*
-		 * Nothing but this mm counted the mapping, and nothing will
-		 * flush it: a CPU may still hold it in its TLB and reach the
-		 * page after it is freed.  x86 sets the accessed bit before it
-		 * caches a translation, so an entry never accessed is in no
-		 * TLB.
+		 * Nothing but this module knew of the mapping, and nothing
+		 * else will flush it: a CPU may still hold it in its TLB and
+		 * reach the page after it is freed.  x86 sets the accessed bit
+		 * before it caches a translation, so an entry never accessed
+		 * is in no TLB.
 		 */
 		flush = pte_young(old);
 	} else {
-		pr_info("stray at %#lx: replaced meanwhile, left alone\n",
-			rec->addr);
+		why = "replaced meanwhile";
 	}
 	pte_unmap_unlock(pte, ptl);
 	if (flush)
 		pdi_flush_tlb_all();
-}
-
-static void pdi_undo_lost(struct mm_struct *mm, struct pdi_record *rec)
-{
-	spinlock_t *ptl;		/* the PTE table's */
-	pte_t *pte;
-
-	pte = pdi_pte_lock(mm, rec->addr, &ptl);
-	if (pte && pte_none(ptep_get(pte))) {
-		/*
-		 * The entry goes back as it was, with the accounting it never
-		 * lost.  No TLB flush: x86 caches no translation of a none
-		 * entry, so none can be stale.
-		 */
-		set_pte(pte, rec->pte);
-	} else {
-		/* Faulted in again meanwhile: the old page keeps its counts. */
-		pr_info("lost at %#lx: mapped again meanwhile, pfn %#lx stays lost\n",
-			rec->addr, pte_pfn(rec->pte));
-	}
-	if (pte)
-		pte_unmap_unlock(pte, ptl);
+	if (why)
+		pr_info("%s at %#lx: %s, not undone\n",
+			pdi_kind_names[rec->kind], rec->addr, why);
+	return;
+gone:
+	pr_info("%s at %#lx: no page table left, not undone\n",
+		pdi_kind_names[rec->kind], rec->addr);
 }
 
 /* Undo @rec and forget it.  pdi_mm.lock held: nothing here may sleep. */
@@ -253,10 +236,8 @@ static void pdi_undo_one(struct pdi_mm *pm, struct pdi_record *rec)
 
 	switch (rec->kind) {
 	case PDI_STRAY:
-		pdi_undo_stray(mm, rec);
-		break;
 	case PDI_LOST:
-		pdi_undo_lost(mm, rec);
+		pdi_undo_pte(mm, rec);
 		break;
 	case PDI_MAPCOUNT:
 		atomic_dec(&rec->page->_mapcount);
@@ -328,7 +309,7 @@ static int pdi_invalidate_range_start(struct mmu_notifier *mn,
 	list_for_each_entry_safe(rec, next, &pm->records, node)
 		if (pdi_affected(rec, range->start, range->end))
 			pdi_undo_one(pm, rec);
-	/* No new corruption until the range is done with: see pdi_lock_mm(). */
+	/* No new corruption until the range is done with: see pdi_corrupt(). */
 	atomic_inc(&pm->invalidating);
 	spin_unlock(&pm->lock);
 	return 0;
@@ -444,25 +425,6 @@ static struct pdi_mm *pdi_mm_find(struct mm_struct *mm)
 	return found;
 }
 
-/*
- * Take pm->lock, for a new corruption, once no invalidation is in flight.
- * An invalidation that started before the corruption has undone nothing of
- * it, and may be about to zap the very entry corrupted (MADV_DONTNEED holds
- * the mmap lock only for read): wait until it has ended.  Any later one
- * starts after pm->lock is let go and undoes the corruption first.
- */
-static int pdi_lock_mm(struct pdi_mm *pm)
-{
-	for (;;) {
-		spin_lock(&pm->lock);
-		if (!atomic_read(&pm->invalidating))
-			return 0;
-		spin_unlock(&pm->lock);
-		if (wait_event_killable(pm->idle, !atomic_read(&pm->invalidating)))
-			return -EINTR;
-	}
-}
-
 /* ---- Corruptions ------------------------------------------------------------ */
 
 /*
@@ -483,20 +445,27 @@ static int pdi_folio_trylock(struct folio *folio)
 
 static int pdi_stray(struct mm_struct *mm, struct pdi_record *rec)
 {
-	unsigned long pmd = rec->addr & PMD_MASK;
-	struct page *page;
+	struct vm_area_struct *vma = vma_lookup(mm, rec->src);
+	unsigned long dst_pmd = rec->addr & PMD_MASK;
 	spinlock_t *ptl;		/* the PTE table's */
-	pte_t *pte, val;
-
 	struct folio *folio;
-	int ret;
+	struct page *page;
+	pte_t *pte, val;
+	pmd_t *pmd;
+	int ret = -ENXIO;
 
-	page = pdi_page_lock(mm, rec->src, &pte, &ptl);
-	if (!page)
+	if (!vma)
+		return -ENXIO;
+	pmd = pdi_pmd(mm, rec->src);
+	if (!pmd)
+		return -ENXIO;
+	pte = pte_offset_map_lock(mm, pmd, rec->src, &ptl);
+	if (!pte)
 		return -ENXIO;
 	val = ptep_get(pte);
-	folio = page_folio(page);
-	ret = folio_test_large(folio) ? -ENXIO : pdi_folio_trylock(folio);
+	page = pdi_page(vma, rec->src, val);
+	if (page && !folio_test_large(page_folio(page)))
+		ret = pdi_folio_trylock(page_folio(page));
 	pte_unmap_unlock(pte, ptl);
 	if (ret)
 		return ret;
@@ -505,6 +474,7 @@ static int pdi_stray(struct mm_struct *mm, struct pdi_record *rec)
 	 * would start with an invalidation, which waits for pm->lock and then
 	 * undoes the stray.
 	 */
+	folio = page_folio(page);
 
 	/*
 	 * A PTE table that no VMA's PMD covers could be freed under the mmap
@@ -512,108 +482,98 @@ static int pdi_stray(struct mm_struct *mm, struct pdi_record *rec)
 	 * not freed before that VMA goes.
 	 */
 	ret = -ENOENT;
-	if (!find_vma_intersection(mm, pmd, pmd + PMD_SIZE))
+	if (!find_vma_intersection(mm, dst_pmd, dst_pmd + PMD_SIZE))
 		goto out;
-	pte = pdi_pte_lock(mm, rec->addr, &ptl);
+	pmd = pdi_pmd(mm, rec->addr);
+	if (!pmd)
+		goto out;
+	pte = pte_offset_map_lock(mm, pmd, rec->addr, &ptl);
 	if (!pte)
 		goto out;
 	ret = -EEXIST;
-	if (!pte_none(ptep_get(pte))) {
-		pte_unmap_unlock(pte, ptl);
-		goto out;
+	if (pte_none(ptep_get(pte))) {
+		/*
+		 * A raw write, the way a bug makes one: set_pte() and not
+		 * set_pte_at(), which would tell page_table_check; no rmap,
+		 * mapcount, refcount or RSS.  Old and clean, so that writes
+		 * are seen (dirty) and an entry never used needs no TLB flush
+		 * when it is undone.  No flush now: x86 caches no translation
+		 * of a none entry.
+		 */
+		rec->pte = pte_mkold(pte_mkclean(val));
+		rec->page = page;
+		set_pte(pte, rec->pte);
+		ret = 0;
 	}
-	/*
-	 * A raw write, the way a bug makes one: set_pte() and not set_pte_at(),
-	 * which would tell page_table_check; no rmap, mapcount, refcount or
-	 * RSS.  Old and clean, so that writes are seen (dirty) and an entry
-	 * never used needs no TLB flush when it is undone.  No flush now:
-	 * x86 caches no translation of a none entry.
-	 */
-	rec->pte = pte_mkold(pte_mkclean(val));
-	rec->page = page;
-	set_pte(pte, rec->pte);
 	pte_unmap_unlock(pte, ptl);
-	ret = 0;
 out:
 	folio_unlock(folio);
 	return ret;
 }
 
-static int pdi_lost(struct mm_struct *mm, struct pdi_record *rec)
+/* lost, mapcount and ref: the page the present PTE at rec->addr maps. */
+static int pdi_corrupt_page(struct mm_struct *mm, struct pdi_record *rec)
 {
-	struct page *page;
+	struct vm_area_struct *vma = vma_lookup(mm, rec->addr);
 	spinlock_t *ptl;		/* the PTE table's */
-	pte_t *pte;
-
-	int ret;
-
-	page = pdi_page_lock(mm, rec->addr, &pte, &ptl);
-	if (!page)
-		return -ENXIO;
-	ret = pdi_folio_trylock(page_folio(page));
-	if (ret) {
-		pte_unmap_unlock(pte, ptl);
-		return ret;
-	}
-	/*
-	 * pte_clear(), reading the entry in the same exchange so that an
-	 * accessed or dirty bit the CPU sets meanwhile is kept for the undo.
-	 * Unlike ptep_get_and_clear(), page_table_check is not told: the
-	 * accounting is left as the mapping had it.  No TLB flush: the page
-	 * stays allocated and counted as mapped here, so a stale TLB entry
-	 * can reach only the page it mapped, which undo maps again.
-	 */
-	rec->pte = native_ptep_get_and_clear(pte);
-	rec->page = page;
-	pte_unmap_unlock(pte, ptl);
-	folio_unlock(page_folio(page));
-	return 0;
-}
-
-static int pdi_mapcount(struct mm_struct *mm, struct pdi_record *rec)
-{
+	struct folio *folio;
 	struct page *page;
-	spinlock_t *ptl;		/* the PTE table's */
+	pmd_t *pmd;
 	pte_t *pte;
 	int ret = -ENXIO;
 
-	page = pdi_page_lock(mm, rec->addr, &pte, &ptl);
-	if (!page)
+	if (!vma)
 		return -ENXIO;
-	/* A large folio counts its mappings elsewhere too. */
-	if (!folio_test_large(page_folio(page)))
-		ret = pdi_folio_trylock(page_folio(page));
-	if (!ret) {
+	pmd = pdi_pmd(mm, rec->addr);
+	if (!pmd)
+		return -ENXIO;
+	pte = pte_offset_map_lock(mm, pmd, rec->addr, &ptl);
+	if (!pte)
+		return -ENXIO;
+	page = pdi_page(vma, rec->addr, ptep_get(pte));
+	if (!page)
+		goto unlock;
+	folio = page_folio(page);
+	rec->page = page;
+	switch (rec->kind) {
+	case PDI_REF:
+		/* Mapped, under the PTE lock: the folio holds a reference already. */
+		folio_get(folio);
+		ret = 0;
+		break;
+	case PDI_MAPCOUNT:
+		/* A large folio counts its mappings elsewhere too. */
+		if (folio_test_large(folio))
+			break;
+		ret = pdi_folio_trylock(folio);
+		if (ret)
+			break;
 		atomic_inc(&page->_mapcount);
-		rec->page = page;
-		folio_unlock(page_folio(page));
+		folio_unlock(folio);
+		break;
+	case PDI_LOST:
+		ret = pdi_folio_trylock(folio);
+		if (ret)
+			break;
+		/*
+		 * pte_clear(), reading the entry in the same exchange so that
+		 * an accessed or dirty bit the CPU sets meanwhile is kept for
+		 * the undo.  Unlike ptep_get_and_clear(), page_table_check is
+		 * not told: the accounting is left as the mapping had it.  No
+		 * TLB flush: the page stays allocated and counted as mapped
+		 * here, so a stale TLB entry can reach only the page it
+		 * mapped, which undo maps again.
+		 */
+		rec->pte = native_ptep_get_and_clear(pte);
+		folio_unlock(folio);
+		break;
+	default:
+		break;
 	}
+unlock:
 	pte_unmap_unlock(pte, ptl);
 	return ret;
 }
-
-static int pdi_ref(struct mm_struct *mm, struct pdi_record *rec)
-{
-	struct page *page;
-	spinlock_t *ptl;		/* the PTE table's */
-	pte_t *pte;
-
-	page = pdi_page_lock(mm, rec->addr, &pte, &ptl);
-	if (!page)
-		return -ENXIO;
-	/* Mapped, under the PTE lock: the folio holds a reference already. */
-	folio_get(page_folio(page));
-	rec->page = page;
-	pte_unmap_unlock(pte, ptl);
-	return 0;
-}
-
-static int (* const pdi_corrupt_fns[])(struct mm_struct *, struct pdi_record *) = {
-	[PDI_STRAY]	= pdi_stray,
-	[PDI_LOST]	= pdi_lost,
-	[PDI_MAPCOUNT]	= pdi_mapcount,
-	[PDI_REF]	= pdi_ref,
-};
 
 static int pdi_corrupt(struct mm_struct *mm, struct pdi_record *rec)
 {
@@ -625,20 +585,33 @@ static int pdi_corrupt(struct mm_struct *mm, struct pdi_record *rec)
 		return PTR_ERR(pm);
 	if (mmap_read_lock_killable(mm))
 		return -EINTR;
-	ret = pdi_lock_mm(pm);
-	if (ret)
-		goto out_mmap;
-	ret = -ENOSPC;
+	/*
+	 * Corrupt nothing while an invalidation is in flight: one that started
+	 * before has undone nothing of it, and may be about to zap the very
+	 * entry corrupted (MADV_DONTNEED holds the mmap lock only for read).
+	 * Any later one starts after pm->lock is let go, and undoes it first.
+	 */
+	for (;;) {
+		spin_lock(&pm->lock);
+		if (!atomic_read(&pm->invalidating))
+			break;
+		spin_unlock(&pm->lock);
+		if (wait_event_killable(pm->idle, !atomic_read(&pm->invalidating))) {
+			mmap_read_unlock(mm);
+			return -EINTR;
+		}
+	}
 	if (pm->dead || pm->nr_records >= PDI_MAX_RECORDS)
-		goto out;
-	ret = pdi_corrupt_fns[rec->kind](mm, rec);
+		ret = -ENOSPC;
+	else if (rec->kind == PDI_STRAY)
+		ret = pdi_stray(mm, rec);
+	else
+		ret = pdi_corrupt_page(mm, rec);
 	if (!ret) {
 		list_add(&rec->node, &pm->records);
 		pm->nr_records++;
 	}
-out:
 	spin_unlock(&pm->lock);
-out_mmap:
 	mmap_read_unlock(mm);
 	return ret;
 }
