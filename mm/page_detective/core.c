@@ -504,6 +504,5 @@ static void __exit page_detective_exit(void)
 }
 module_exit(page_detective_exit);
 
-MODULE_IMPORT_NS(PAGE_DETECTIVE);
 MODULE_DESCRIPTION("Page Detective: what is this page, and who maps it?");
 MODULE_LICENSE("GPL");

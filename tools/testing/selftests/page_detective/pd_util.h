@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -81,6 +82,49 @@ static inline const char *pd_missing(bool *fail)
 	*fail = config[0] != '\0';
 	return *fail ? "CONFIG_PAGE_DETECTIVE is set but " PD_DIR " is missing" :
 		       "the kernel has no CONFIG_PAGE_DETECTIVE";
+}
+
+/* ---- The corruption injector (CONFIG_PAGE_DETECTIVE_INJECT) ----------- */
+
+#define PDI_FILE	"/sys/kernel/debug/page_detective_inject/corrupt"
+
+/*
+ * Whether the injector is here: "" if it is, or why it is not.  Its absence
+ * is a failure when the kernel was built with it.
+ */
+static inline const char *pd_inject_missing(bool *fail)
+{
+	const char *config;
+
+	*fail = false;
+	if (!access(PDI_FILE, F_OK))
+		return "";
+	config = pd_kernel_config("PAGE_DETECTIVE_INJECT");
+	*fail = config[0] != '\0';
+	return *fail ? "CONFIG_PAGE_DETECTIVE_INJECT is set but " PDI_FILE " is missing" :
+		       "the kernel has no CONFIG_PAGE_DETECTIVE_INJECT";
+}
+
+/*
+ * Write the command @fmt to the injector: it corrupts the caller's own
+ * address space.  Returns 0, or the write's -errno.
+ */
+static inline int pd_inject(const char *fmt, ...)
+{
+	char cmd[128];
+	va_list ap;
+	int fd, ret = 0;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	fd = open(PDI_FILE, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, cmd, strlen(cmd)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
 }
 
 /* Read what is left to read on @fd into @buf (NUL-terminated). */

@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Selftests of Page Detective's corruption injector itself, whatever Page
+ * Detective says: each command's raw effect is checked against
+ * /proc/self/pagemap and /proc/kpagecount, each undo against the state
+ * before, and each error against the documented errno.  The kernel log must
+ * stay free of splats however a corrupted process ends (harness/boot scans
+ * it): by undo, by munmap of what was corrupted, or by exiting.
+ */
+#define _GNU_SOURCE
+#include <linux/capability.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "pd_util.h"
+#include "../kselftest_harness.h"
+
+#define PMD_SIZE	(2UL << 20)
+
+FIXTURE(inject)
+{
+	unsigned long ps;
+	char *region;		/* 2 * PMD_SIZE, of which @win is aligned */
+	char *win;		/* PMD_SIZE, in one PMD: one PTE table */
+};
+
+FIXTURE_SETUP(inject)
+{
+	const char *why;
+	bool fail;
+
+	self->ps = pd_page_size();
+	self->region = MAP_FAILED;
+	why = pd_inject_missing(&fail);
+	if (fail)
+		ASSERT_EQ(0, 1) TH_LOG("%s", why);
+	if (why[0])
+		SKIP(return, "%s", why);
+	/* Nothing left over from an earlier test of this process. */
+	ASSERT_EQ(-ENOENT, pd_inject("undo"));
+	self->region = mmap(NULL, 2 * PMD_SIZE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->region);
+	/* PTEs, not a THP: the commands corrupt order-0 pages. */
+	ASSERT_EQ(0, madvise(self->region, 2 * PMD_SIZE, MADV_NOHUGEPAGE));
+	self->win = (char *)(((unsigned long)self->region + PMD_SIZE - 1) &
+			     ~(PMD_SIZE - 1));
+}
+
+FIXTURE_TEARDOWN(inject)
+{
+	if (self->region != MAP_FAILED)
+		munmap(self->region, 2 * PMD_SIZE);
+}
+
+/* Page @i of @win, written to (mapped, order-0) if @touch. */
+static char *page_of(char *win, int i, bool touch)
+{
+	char *p = win + i * pd_page_size();
+
+	if (touch)
+		memset(p, 0x10 + i, pd_page_size());
+	return p;
+}
+
+static uint64_t kpagecount(unsigned long pfn)
+{
+	return kpage_read("kpagecount", pfn);
+}
+
+static bool present(const void *addr)
+{
+	return pagemap_entry(0, addr) & PM_PRESENT;
+}
+
+TEST_F(inject, stray_maps_src_page_at_dst)
+{
+	char *src = page_of(self->win, 0, true), *dst = page_of(self->win, 2, false);
+	unsigned long pfn = pagemap_pfn(0, src);
+	uint64_t count;
+
+	ASSERT_NE(0, pfn);
+	count = kpagecount(pfn);
+	EXPECT_EQ(1, count);
+	ASSERT_FALSE(present(dst));
+
+	ASSERT_EQ(0, pd_inject("stray %p %p", src, dst));
+	EXPECT_EQ(pfn, pagemap_pfn(0, dst));
+	EXPECT_EQ(count, kpagecount(pfn));
+	/* The same page, through either address (and in the TLB now). */
+	EXPECT_EQ(0x10, dst[0]);
+	src[1] = 0x55;
+	EXPECT_EQ(0x55, dst[1]);
+	EXPECT_EQ(pfn, pagemap_pfn(0, src));
+
+	EXPECT_EQ(0, pd_inject("undo"));
+	EXPECT_FALSE(present(dst));
+	EXPECT_EQ(pfn, pagemap_pfn(0, src));
+	EXPECT_EQ(count, kpagecount(pfn));
+	EXPECT_EQ(-ENOENT, pd_inject("undo"));
+}
+
+/* Two pages in one PTE table, the second unmapped: a gap in a used table. */
+TEST_F(inject, stray_into_gap_outside_every_vma)
+{
+	char *src = page_of(self->win, 0, true), *gap = page_of(self->win, 1, true);
+	unsigned long pfn = pagemap_pfn(0, src);
+
+	ASSERT_EQ(0, munmap(gap, self->ps));
+	ASSERT_EQ(0, pd_inject("stray %p %p", src, gap));
+	EXPECT_EQ(1, kpagecount(pfn));
+	EXPECT_EQ(0, pd_inject("undo"));
+	EXPECT_EQ(-ENOENT, pd_inject("undo"));
+	EXPECT_EQ(pfn, pagemap_pfn(0, src));
+}
+
+TEST_F(inject, lost_clears_pte_only)
+{
+	char *addr = page_of(self->win, 3, true);
+	unsigned long pfn = pagemap_pfn(0, addr);
+	uint64_t count = kpagecount(pfn);
+
+	ASSERT_NE(0, pfn);
+	ASSERT_EQ(0, pd_inject("lost %p", addr));
+	/* Not touched until undone: a fault would map a new page. */
+	EXPECT_FALSE(present(addr));
+	EXPECT_EQ(count, kpagecount(pfn));
+
+	EXPECT_EQ(0, pd_inject("undo"));
+	EXPECT_EQ(pfn, pagemap_pfn(0, addr));
+	EXPECT_EQ(count, kpagecount(pfn));
+	EXPECT_EQ(0x13, addr[0]);
+}
+
+TEST_F(inject, mapcount_raised_by_one)
+{
+	char *addr = page_of(self->win, 0, true);
+	unsigned long pfn = pagemap_pfn(0, addr);
+	uint64_t count = kpagecount(pfn);
+
+	ASSERT_EQ(0, pd_inject("mapcount %p", addr));
+	EXPECT_EQ(count + 1, kpagecount(pfn));
+	ASSERT_EQ(0, pd_inject("mapcount 0x%lx", (unsigned long)addr));
+	EXPECT_EQ(count + 2, kpagecount(pfn));
+	EXPECT_EQ(pfn, pagemap_pfn(0, addr));
+
+	EXPECT_EQ(0, pd_inject("undo"));
+	EXPECT_EQ(count, kpagecount(pfn));
+}
+
+/* No counter of userspace shows the reference: undo must be taken. */
+TEST_F(inject, ref_taken_and_dropped)
+{
+	char *addr = page_of(self->win, 0, true);
+	unsigned long pfn = pagemap_pfn(0, addr);
+
+	ASSERT_EQ(0, pd_inject("ref %lu", (unsigned long)addr));
+	EXPECT_EQ(1, kpagecount(pfn));
+	EXPECT_EQ(0, pd_inject("undo"));
+	EXPECT_EQ(-ENOENT, pd_inject("undo"));
+	EXPECT_EQ(pfn, pagemap_pfn(0, addr));
+}
+
+/* Undo takes back every kind at once, newest first. */
+TEST_F(inject, undo_restores_each)
+{
+	char *a = page_of(self->win, 0, true), *b = page_of(self->win, 1, true);
+	char *c = page_of(self->win, 2, false);
+	unsigned long pa = pagemap_pfn(0, a), pb = pagemap_pfn(0, b);
+
+	ASSERT_EQ(0, pd_inject("lost %p", b));
+	/* b's PTE is none now: a stray can take it. */
+	ASSERT_EQ(0, pd_inject("stray %p %p", a, b));
+	ASSERT_EQ(0, pd_inject("stray %p %p", a, c));
+	ASSERT_EQ(0, pd_inject("mapcount %p", a));
+	ASSERT_EQ(0, pd_inject("ref %p", a));
+	EXPECT_EQ(pa, pagemap_pfn(0, b));
+	EXPECT_EQ(pa, pagemap_pfn(0, c));
+	EXPECT_EQ(2, kpagecount(pa));
+	EXPECT_EQ(1, kpagecount(pb));
+
+	EXPECT_EQ(0, pd_inject("undo"));
+	EXPECT_EQ(pa, pagemap_pfn(0, a));
+	EXPECT_EQ(pb, pagemap_pfn(0, b));
+	EXPECT_FALSE(present(c));
+	EXPECT_EQ(1, kpagecount(pa));
+	EXPECT_EQ(1, kpagecount(pb));
+	EXPECT_EQ(0x11, b[0]);
+	EXPECT_EQ(-ENOENT, pd_inject("undo"));
+}
+
+TEST_F(inject, errors)
+{
+	char *page = page_of(self->win, 0, true), *none = page_of(self->win, 1, false);
+	char *zero = page_of(self->win, 4, false);
+	char *gone, *fresh = mmap(NULL, 3 * PMD_SIZE, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	static const char * const malformed[] = {
+		"", "\n", "bogus", "stray", "stray 0x1000", "lost", "undo now",
+		"lost 0x1000 0x2000", "stray 0x1000 0x2000 0x3000", "LOST 0x1000",
+		"lost -4096", "lost +4096", "lost 0x", "lost 4096x", "lost 0x1g000",
+		"lost 99999999999999999999999", "ref\t", "mapcount 0x1000 quick",
+	};
+	unsigned int i;
+
+	/* A PMD of a VMA never touched: no PTE table.  A PMD of no VMA. */
+	ASSERT_NE(MAP_FAILED, fresh);
+	fresh = (char *)(((unsigned long)fresh + PMD_SIZE - 1) & ~(PMD_SIZE - 1));
+	gone = mmap(NULL, self->ps, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, gone);
+	ASSERT_EQ(0, munmap(gone, self->ps));
+
+	for (i = 0; i < ARRAY_SIZE(malformed); i++) {
+		EXPECT_EQ(-EINVAL, pd_inject("%s", malformed[i]))
+			TH_LOG("'%s'", malformed[i]);
+	}
+	/* Not page aligned; kernel addresses; past TASK_SIZE. */
+	EXPECT_EQ(-EINVAL, pd_inject("lost %p", page + 1));
+	EXPECT_EQ(-EINVAL, pd_inject("stray %p %p", page, none + 8));
+	EXPECT_EQ(-EINVAL, pd_inject("mapcount 0xffff888000000000"));
+	EXPECT_EQ(-EINVAL, pd_inject("stray %p 0xffffffff81000000", page));
+	EXPECT_EQ(-EINVAL, pd_inject("ref 0x800000000000"));
+
+	/* No page mapped: none, the zero page, no VMA at all. */
+	EXPECT_EQ(0, zero[0]);
+	EXPECT_EQ(-ENXIO, pd_inject("lost %p", none));
+	EXPECT_EQ(-ENXIO, pd_inject("mapcount %p", zero));
+	EXPECT_EQ(-ENXIO, pd_inject("ref %p", gone));
+	EXPECT_EQ(-ENXIO, pd_inject("stray %p %p", none, page_of(self->win, 5, false)));
+	EXPECT_EQ(-ENXIO, pd_inject("stray %p %p", zero, page_of(self->win, 5, false)));
+
+	/* DST taken. */
+	EXPECT_EQ(-EEXIST, pd_inject("stray %p %p", page, page));
+	EXPECT_EQ(-EEXIST, pd_inject("stray %p %p", page, zero));
+
+	/* No PTE table at DST. */
+	EXPECT_EQ(-ENOENT, pd_inject("stray %p %p", page, fresh));
+	EXPECT_EQ(-ENOENT, pd_inject("stray %p %p", page, fresh + PMD_SIZE - self->ps));
+
+	EXPECT_EQ(-ENOENT, pd_inject("undo"));
+	EXPECT_EQ(1, kpagecount(pagemap_pfn(0, page)));
+}
+
+/* A gap whose PMD no VMA shares: its PTE table could go at any time. */
+TEST_F(inject, stray_into_gap_without_vma)
+{
+	char *src = page_of(self->win, 0, true);
+	char *hole = mmap(NULL, 3 * PMD_SIZE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *dst;
+
+	ASSERT_NE(MAP_FAILED, hole);
+	dst = (char *)(((unsigned long)hole + PMD_SIZE - 1) & ~(PMD_SIZE - 1));
+	ASSERT_EQ(0, munmap(hole, 3 * PMD_SIZE));
+	EXPECT_EQ(-ENOENT, pd_inject("stray %p %p", src, dst));
+	EXPECT_EQ(-ENOENT, pd_inject("undo"));
+}
+
+/* In a child: drop CAP_SYS_ADMIN; opening the file must fail. */
+static int open_without_sys_admin(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return 1;
+	data[0].effective &= ~(1U << CAP_SYS_ADMIN);
+	data[0].permitted &= ~(1U << CAP_SYS_ADMIN);
+	if (syscall(SYS_capset, &hdr, data))
+		return 1;
+	if (open(PDI_FILE, O_WRONLY) >= 0)
+		return 2;
+	return errno == EPERM ? 0 : 3;
+}
+
+TEST_F(inject, refused_without_sys_admin)
+{
+	int status;
+	pid_t pid = fork();
+
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(open_without_sys_admin());
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
+ * A child corrupts its address space with every kind and exits without
+ * undo: the mmu notifier's release undoes it all before exit_mmap()
+ * unmaps anything.  The page the child shares with us through a memfd
+ * ends mapped once, by us: its raised mapcount went with the child.
+ */
+TEST_F(inject, exit_without_undo)
+{
+	int fd = memfd_create("pdi", 0), status;
+	char *shared;
+	unsigned long pfn;
+	pid_t pid;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, ftruncate(fd, self->ps));
+	shared = mmap(NULL, self->ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, shared);
+	shared[0] = 1;
+	pfn = pagemap_pfn(0, shared);
+	ASSERT_EQ(1, kpagecount(pfn));
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		char *a = page_of(self->win, 0, true), *b = page_of(self->win, 1, true);
+		char *c = page_of(self->win, 2, false), *d = page_of(self->win, 3, true);
+
+		shared[1] = 2;
+		if (pd_inject("mapcount %p", shared) ||
+		    pd_inject("mapcount %p", a) || pd_inject("lost %p", b) ||
+		    pd_inject("stray %p %p", a, c) || pd_inject("ref %p", d) ||
+		    pd_inject("ref %p", shared) || c[0] != 0x10 ||
+		    kpagecount(pfn) != 3)
+			_exit(1);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(1, kpagecount(pfn));
+	EXPECT_EQ(2, shared[1]);
+	munmap(shared, self->ps);
+	close(fd);
+}
+
+/* The same, killed: release runs just the same. */
+TEST_F(inject, killed_without_undo)
+{
+	int ready[2], status;
+	char byte;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		char *a = page_of(self->win, 0, true), *b = page_of(self->win, 1, true);
+
+		close(ready[0]);
+		if (pd_inject("lost %p", b) || pd_inject("stray %p %p", a, b) ||
+		    pd_inject("mapcount %p", a) || write(ready[1], "", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &byte, 1));
+	close(ready[0]);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status));
+}
+
+/*
+ * munmap of what was corrupted undoes it first, by the notifier's
+ * invalidate_range_start: the memfd page mapped twice keeps the one
+ * mapping left, counted once.
+ */
+TEST_F(inject, munmap_undoes_first)
+{
+	int fd = memfd_create("pdi", 0);
+	char *one, *two, *a, *b, *c, *d;
+	unsigned long pfn;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, ftruncate(fd, self->ps));
+	one = mmap(NULL, self->ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	two = mmap(NULL, self->ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, one);
+	ASSERT_NE(MAP_FAILED, two);
+	one[0] = 1;
+	EXPECT_EQ(1, two[0]);
+	pfn = pagemap_pfn(0, one);
+	ASSERT_EQ(2, kpagecount(pfn));
+
+	ASSERT_EQ(0, pd_inject("mapcount %p", one));
+	ASSERT_EQ(0, pd_inject("ref %p", one));
+	EXPECT_EQ(3, kpagecount(pfn));
+	ASSERT_EQ(0, munmap(one, self->ps));
+	EXPECT_EQ(1, kpagecount(pfn));
+	EXPECT_EQ(-ENOENT, pd_inject("undo"));
+
+	/* lost, and a stray at DST, each in a range that goes. */
+	a = page_of(self->win, 0, true);
+	b = page_of(self->win, 1, true);
+	c = page_of(self->win, 2, false);
+	ASSERT_EQ(0, pd_inject("lost %p", b));
+	ASSERT_EQ(0, pd_inject("stray %p %p", a, c));
+	ASSERT_EQ(0, munmap(b, 2 * self->ps));
+	EXPECT_EQ(-ENOENT, pd_inject("undo"));
+	EXPECT_EQ(1, kpagecount(pagemap_pfn(0, a)));
+
+	/* A stray whose SRC goes: undone before SRC's page can be freed. */
+	d = page_of(self->win, 4, false);
+	ASSERT_EQ(0, pd_inject("stray %p %p", a, d));
+	EXPECT_EQ(0x10, d[0]);
+	ASSERT_EQ(0, munmap(a, self->ps));
+	EXPECT_FALSE(present(d));
+	EXPECT_EQ(-ENOENT, pd_inject("undo"));
+
+	munmap(two, self->ps);
+	close(fd);
+}
+
+/* MADV_DONTNEED zaps under the mmap read lock: undone first as well. */
+TEST_F(inject, madv_dontneed_undoes_first)
+{
+	char *a = page_of(self->win, 0, true), *b = page_of(self->win, 1, false);
+
+	ASSERT_EQ(0, pd_inject("mapcount %p", a));
+	ASSERT_EQ(0, pd_inject("stray %p %p", a, b));
+	ASSERT_EQ(0, madvise(a, 2 * self->ps, MADV_DONTNEED));
+	EXPECT_FALSE(present(a));
+	EXPECT_FALSE(present(b));
+	EXPECT_EQ(-ENOENT, pd_inject("undo"));
+}
+
+/*
+ * rmmod with a process still corrupted undoes its corruptions, from the
+ * module's exit: the memfd page the child raised the mapcount of is
+ * counted right again while the child lives on.
+ */
+TEST_F(inject, unload_undoes_all)
+{
+	int fd = memfd_create("pdi", 0), ready[2], status;
+	unsigned long pfn;
+	char *shared, byte;
+	pid_t pid;
+
+	if (access("/sys/module/page_detective_inject/refcnt", F_OK))
+		SKIP(return, "page_detective_inject is not a module");
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, ftruncate(fd, self->ps));
+	shared = mmap(NULL, self->ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, shared);
+	shared[0] = 1;
+	pfn = pagemap_pfn(0, shared);
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		char *a = page_of(self->win, 0, true), *b = page_of(self->win, 1, false);
+
+		close(ready[0]);
+		shared[1] = 2;
+		if (pd_inject("mapcount %p", shared) ||
+		    pd_inject("stray %p %p", a, b) || b[0] != 0x10 ||
+		    write(ready[1], "", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &byte, 1));
+	close(ready[0]);
+	EXPECT_EQ(3, kpagecount(pfn));
+	EXPECT_EQ(0, system("rmmod page_detective_inject"));
+	EXPECT_EQ(2, kpagecount(pfn));
+	EXPECT_EQ(0, system("modprobe page_detective_inject"));
+	EXPECT_EQ(0, access(PDI_FILE, F_OK));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(1, kpagecount(pfn));
+	munmap(shared, self->ps);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
