@@ -13,6 +13,9 @@
  *                   page_table_check accounting.  DST's PTE must be none, in
  *                   a PTE table that exists (none is allocated), inside a VMA
  *                   or in a gap beside one that shares its PMD.
+ *   stale SRC DST   the same, but the stray mapping outlives SRC's: once
+ *                   SRC is unmapped, the page is freed and reused while
+ *                   DST still maps it, the classic use-after-free.
  *   lost ADDR       clear the present PTE at ADDR and nothing else.
  *   mapcount ADDR   raise the mapcount of the order-0 page ADDR maps by one.
  *   ref ADDR        take a reference on the folio ADDR maps, accounted
@@ -60,6 +63,7 @@
 
 enum pdi_kind {
 	PDI_STRAY,
+	PDI_STALE,
 	PDI_LOST,
 	PDI_MAPCOUNT,
 	PDI_REF,
@@ -67,6 +71,7 @@ enum pdi_kind {
 
 static const char * const pdi_kind_names[] = {
 	[PDI_STRAY]	= "stray",
+	[PDI_STALE]	= "stale",
 	[PDI_LOST]	= "lost",
 	[PDI_MAPCOUNT]	= "mapcount",
 	[PDI_REF]	= "ref",
@@ -77,7 +82,7 @@ struct pdi_record {
 	struct list_head node;		/* in pdi_mm.records, newest first */
 	enum pdi_kind kind;
 	unsigned long addr;		/* the PTE or page corrupted (stray: DST) */
-	unsigned long src;		/* stray: SRC */
+	unsigned long src;		/* stray, stale: SRC */
 	pte_t pte;			/* lost: the PTE cleared; stray: the one set */
 	struct page *page;		/* the page it is about */
 };
@@ -203,8 +208,11 @@ static void pdi_undo_pte(struct mm_struct *mm, struct pdi_record *rec)
 		 * dirty bit the CPU sets meanwhile is seen.
 		 */
 		old = native_ptep_get_and_clear(pte);
-		/* Writes through the stray mapping dirtied the page: as zap. */
-		if (pte_dirty(old))
+		/*
+		 * Writes through the stray mapping dirtied the page: as zap.
+		 * Not a stale one's: that page is someone else's now.
+		 */
+		if (pte_dirty(old) && rec->kind == PDI_STRAY)
 			folio_mark_dirty(page_folio(rec->page));
 		/*
 		 * Nothing but this module knew of the mapping, and nothing
@@ -236,6 +244,7 @@ static void pdi_undo_one(struct pdi_mm *pm, struct pdi_record *rec)
 
 	switch (rec->kind) {
 	case PDI_STRAY:
+	case PDI_STALE:
 	case PDI_LOST:
 		pdi_undo_pte(mm, rec);
 		break;
@@ -267,9 +276,10 @@ static unsigned int pdi_undo_all(struct pdi_mm *pm)
 /*
  * Whether an invalidation of [@start, @end) must undo @rec first: it is
  * about to unmap, move or change what @rec corrupted.  A stray is undone also
- * when SRC is invalidated, whose unmapping could free the page under it, and
- * when anything in its PMD is: that can free or move the PTE table the stray
- * lies in, even when the stray is in a gap that no invalidation covers.
+ * when SRC is invalidated, whose unmapping could free the page under it (a
+ * stale one is not: that is what it is for), and a stray or stale one when
+ * anything in its PMD is: that can free or move the PTE table it lies in,
+ * even when it is in a gap that no invalidation covers.
  */
 static bool pdi_affected(struct pdi_record *rec, unsigned long start,
 			 unsigned long end)
@@ -278,9 +288,9 @@ static bool pdi_affected(struct pdi_record *rec, unsigned long start,
 
 	if (rec->addr >= start && rec->addr < end)
 		return true;
-	if (rec->kind != PDI_STRAY)
+	if (rec->kind != PDI_STRAY && rec->kind != PDI_STALE)
 		return false;
-	if (rec->src >= start && rec->src < end)
+	if (rec->kind == PDI_STRAY && rec->src >= start && rec->src < end)
 		return true;
 	return pmd < end && pmd + PMD_SIZE > start;
 }
@@ -603,7 +613,7 @@ static int pdi_corrupt(struct mm_struct *mm, struct pdi_record *rec)
 	}
 	if (pm->dead || pm->nr_records >= PDI_MAX_RECORDS)
 		ret = -ENOSPC;
-	else if (rec->kind == PDI_STRAY)
+	else if (rec->kind == PDI_STRAY || rec->kind == PDI_STALE)
 		ret = pdi_stray(mm, rec);
 	else
 		ret = pdi_corrupt_page(mm, rec);
@@ -676,7 +686,7 @@ static int pdi_command(char *input, struct mm_struct *mm)
 	if (!rec)
 		return -ENOMEM;
 	rec->kind = kind;
-	if (kind == PDI_STRAY)
+	if (kind == PDI_STRAY || kind == PDI_STALE)
 		ret = pdi_parse_addr(&input, &rec->src);
 	else
 		ret = 0;

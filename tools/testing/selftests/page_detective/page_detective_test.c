@@ -1739,22 +1739,57 @@ TEST_F(pd, swapped_out)
 }
 
 /* A physical address past the end of memory: -EINVAL, with the reason. */
+/* The hwpoisoned child: tells its page, poisons it, stays in SIGBUS. */
+static int hwpoison_pipe[2];
+
+static void stay_in_sigbus(int sig)
+{
+	char byte = 1;
+
+	if (write(hwpoison_pipe[1], &byte, 1) != 1)
+		_exit(1);
+	for (;;)
+		pause();
+}
+
+static int poison_own_page(void *page)
+{
+	unsigned long pfn = pagemap_pfn(0, page);
+
+	signal(SIGBUS, stay_in_sigbus);
+	if (write(hwpoison_pipe[1], &pfn, sizeof(pfn)) != sizeof(pfn))
+		return 1;
+	/* memory_failure() sends the SIGBUS of an access that needs it. */
+	madvise(page, pd_page_size(), MADV_HWPOISON);
+	return 1;
+}
+
 /*
  * A hwpoisoned page: memory offlining ignores its references, so it is
- * described and let go; the process's entry is a hwpoison entry.
+ * described and let go; its process's entry is a hwpoison entry.
  */
 TEST_F(pd, hwpoisoned_page)
 {
 	char *page = map_anon(self->page_size, MAP_PRIVATE, false);
 	struct pd_summary sum;
 	unsigned long pfn;
+	pid_t child;
+	char byte;
 
 	if (!pd_kernel_config("MEMORY_FAILURE")[0])
 		SKIP(return, "no CONFIG_MEMORY_FAILURE");
 	ASSERT_NE(NULL, page);
-	pfn = pagemap_pfn(0, page);
-	ASSERT_EQ(0, madvise(page, self->page_size, MADV_HWPOISON));
-	ASSERT_EQ(-ENXIO, pd_virt(getpid(), page, self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pipe(hwpoison_pipe));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		memset(page, 0x11, pd_page_size());
+		_exit(poison_own_page(page));
+	}
+	ASSERT_EQ(sizeof(pfn), read(hwpoison_pipe[0], &pfn, sizeof(pfn)));
+	ASSERT_EQ(1, read(hwpoison_pipe[0], &byte, 1));
+
+	ASSERT_EQ(-ENXIO, pd_virt(child, page, self->report, PD_REPORT_SIZE));
 	EXPECT_TRUE(pd_has_line(self->report, "leaf: ", "hwpoison entry"))
 		TH_LOG("%s", self->report);
 	ASSERT_EQ(0, pd_phys(pfn, self->report, PD_REPORT_SIZE));
@@ -1764,6 +1799,8 @@ TEST_F(pd, hwpoisoned_page)
 	EXPECT_TRUE(pd_has_line(self->report, "user: ", "(hwpoison entry, not counted)"))
 		TH_LOG("%s", self->report);
 	EXPECT_STREQ("ok", sum.verdict) TH_LOG("%s", self->report);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
 	munmap(page, self->page_size);
 }
 

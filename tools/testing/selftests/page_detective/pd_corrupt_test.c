@@ -10,26 +10,12 @@
  */
 #define _GNU_SOURCE
 #include <sched.h>
-#include <stdarg.h>
 #include <sys/mman.h>
 
 #include "pd_util.h"
 #include "../kselftest_harness.h"
 
-#define INJECT		"/sys/kernel/debug/page_detective_inject/corrupt"
 #define PMD_SIZE_2M	(2UL << 20)
-
-/* Write one command to the injector: 0 or -errno. */
-static __printf(1, 2) int inject(const char *fmt, ...)
-{
-	char cmd[128];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return pd_write_file(INJECT, cmd);
-}
 
 FIXTURE(corrupt)
 {
@@ -50,18 +36,17 @@ FIXTURE_SETUP(corrupt)
 		ASSERT_EQ(0, 1) TH_LOG("%s", why);
 	if (why[0])
 		SKIP(return, "%s", why);
-	if (access(INJECT, W_OK)) {
-		ASSERT_STREQ("", pd_kernel_config("PAGE_DETECTIVE_INJECT"))
-			TH_LOG("CONFIG_PAGE_DETECTIVE_INJECT is set but %s is missing",
-			       INJECT);
-		SKIP(return, "the kernel has no CONFIG_PAGE_DETECTIVE_INJECT");
-	}
+	why = pd_inject_missing(&fail);
+	if (fail)
+		ASSERT_EQ(0, 1) TH_LOG("%s", why);
+	if (why[0])
+		SKIP(return, "%s", why);
 }
 
 FIXTURE_TEARDOWN(corrupt)
 {
 	/* Whatever a failed case left corrupted: nothing, as a rule. */
-	inject("undo");
+	pd_inject("undo");
 	free(self->report);
 }
 
@@ -118,7 +103,7 @@ static void expect_healed(struct __test_metadata *_metadata, char *report,
 {
 	struct pd_summary s;
 
-	ASSERT_EQ(0, inject("undo"));
+	ASSERT_EQ(0, pd_inject("undo"));
 	ask(_metadata, report, pfn, &s);
 	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", report);
 	EXPECT_EQ(0, s.culprits);
@@ -139,7 +124,7 @@ TEST_F(corrupt, stray_pte)
 	pfn = pagemap_pfn(0, p);
 	ASSERT_EQ(0, madvise(p + 2 * self->page_size, self->page_size,
 			     MADV_DONTNEED));
-	ASSERT_EQ(0, inject("stray %p %p", p, p + 2 * self->page_size));
+	ASSERT_EQ(0, pd_inject("stray %p %p", p, p + 2 * self->page_size));
 	ASSERT_EQ(pfn, pagemap_pfn(0, p + 2 * self->page_size));
 
 	ask(_metadata, self->report, pfn, &s);
@@ -174,7 +159,7 @@ TEST_F(corrupt, lost_pte)
 
 	ASSERT_NE(NULL, p);
 	pfn = pagemap_pfn(0, p);
-	ASSERT_EQ(0, inject("lost %p", p));
+	ASSERT_EQ(0, pd_inject("lost %p", p));
 	ASSERT_EQ(0, pagemap_pfn(0, p));
 	ASSERT_EQ(1, kpage_read("kpagecount", pfn));
 
@@ -205,7 +190,7 @@ TEST_F(corrupt, leaked_mapcount)
 
 	ASSERT_NE(NULL, p);
 	pfn = pagemap_pfn(0, p);
-	ASSERT_EQ(0, inject("mapcount %p", p));
+	ASSERT_EQ(0, pd_inject("mapcount %p", p));
 	ASSERT_EQ(2, kpage_read("kpagecount", pfn));
 
 	ask(_metadata, self->report, pfn, &s);
@@ -248,7 +233,7 @@ TEST_F(corrupt, leaked_reference)
 	ask(_metadata, self->report, pfn, &s);
 	before = other_refs(self->report);
 	ASSERT_LE(0, before) TH_LOG("%s", self->report);
-	ASSERT_EQ(0, inject("ref %p", p));
+	ASSERT_EQ(0, pd_inject("ref %p", p));
 
 	ask(_metadata, self->report, pfn, &s);
 	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
@@ -301,7 +286,7 @@ static char *free_and_reuse(char *old, unsigned long pfn, unsigned long pages)
  */
 TEST_F(corrupt, use_after_free)
 {
-	char *p, *fresh = NULL;
+	char *p, *old, *fresh = NULL;
 	bool page_owner = !access("/sys/kernel/debug/page_owner", F_OK);
 	struct pd_summary s;
 	const char *line;
@@ -314,19 +299,19 @@ TEST_F(corrupt, use_after_free)
 		ASSERT_STREQ("", pd_kernel_config("PAGE_OWNER"))
 			TH_LOG("CONFIG_PAGE_OWNER without page_owner=on");
 	stay_on_this_cpu();
+	/* The stale mapping, in a PTE table of its own PMD, beside a page. */
+	p = map_pages(2);
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, madvise(p, self->page_size, MADV_DONTNEED));
 	for (tries = 0; tries < 8 && !fresh; tries++) {
-		p = map_pages(4);
-		ASSERT_NE(NULL, p);
-		pfn = pagemap_pfn(0, p);
-		ASSERT_EQ(0, madvise(p + 2 * self->page_size, self->page_size,
-				     MADV_DONTNEED));
-		ASSERT_EQ(0, inject("stray %p %p", p, p + 2 * self->page_size));
-		fresh = free_and_reuse(p, pfn, 64);
-		if (!fresh) {
-			/* Someone else got it: undo before unmapping. */
-			ASSERT_EQ(0, inject("undo"));
-			munmap(p + self->page_size, 3 * self->page_size);
-		}
+		old = map_pages(1);
+		ASSERT_NE(NULL, old);
+		pfn = pagemap_pfn(0, old);
+		ASSERT_EQ(0, pd_inject("stale %p %p", old, p));
+		fresh = free_and_reuse(old, pfn, 64);
+		/* Someone else got it: undo, and try again. */
+		if (!fresh)
+			ASSERT_EQ(0, pd_inject("undo"));
 	}
 	ASSERT_NE(NULL, fresh) TH_LOG("the freed page was never reused here");
 
@@ -334,7 +319,7 @@ TEST_F(corrupt, use_after_free)
 	EXPECT_STREQ("mismatch", s.verdict) TH_LOG("%s", self->report);
 	EXPECT_EQ(1, s.mapcount);
 	EXPECT_EQ(1, s.culprits);
-	line = find_culprit(self->report, getpid(), p + 2 * self->page_size);
+	line = find_culprit(self->report, getpid(), p);
 	ASSERT_NE(NULL, line) TH_LOG("%s", self->report);
 	EXPECT_NE(NULL, strstr(line, "(unknown to rmap)")) TH_LOG("%s", line);
 	EXPECT_EQ(NULL, find_culprit(self->report, getpid(), fresh));
@@ -350,10 +335,10 @@ TEST_F(corrupt, use_after_free)
 			TH_LOG("%s", self->report);
 	}
 
-	ASSERT_EQ(0, inject("undo"));
+	ASSERT_EQ(0, pd_inject("undo"));
 	ask(_metadata, self->report, pfn, &s);
 	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
-	munmap(p + self->page_size, 3 * self->page_size);
+	munmap(p, 2 * self->page_size);
 	munmap(fresh, self->page_size);
 }
 
@@ -371,7 +356,7 @@ TEST_F(corrupt, pte_outside_vma)
 	ASSERT_NE(NULL, p);
 	pfn = pagemap_pfn(0, p);
 	ASSERT_EQ(0, munmap(p + self->page_size, self->page_size));
-	ASSERT_EQ(0, inject("stray %p %p", p, p + self->page_size));
+	ASSERT_EQ(0, pd_inject("stray %p %p", p, p + self->page_size));
 
 	ask(_metadata, self->report, pfn, &s);
 	EXPECT_STREQ("mismatch", s.verdict) TH_LOG("%s", self->report);

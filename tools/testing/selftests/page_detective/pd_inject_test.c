@@ -115,6 +115,37 @@ TEST_F(inject, stray_into_gap_outside_every_vma)
 	EXPECT_EQ(pfn, pagemap_pfn(0, src));
 }
 
+/*
+ * A stale mapping outlives its source's: SRC unmapped, its page freed,
+ * DST still maps it (the use-after-free), until undo clears DST.  SRC lies
+ * in another PMD than DST: an unmapping in DST's undoes it, as it could
+ * free its PTE table.
+ */
+TEST_F(inject, stale_outlives_src)
+{
+	char *dst = page_of(self->win, 2, false), *src;
+	unsigned long pfn;
+
+	/* DST's PTE table exists: a neighbour in it is mapped. */
+	page_of(self->win, 3, true);
+	src = mmap(NULL, self->ps, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, src);
+	ASSERT_NE((unsigned long)src & ~(PMD_SIZE - 1),
+		  (unsigned long)dst & ~(PMD_SIZE - 1));
+	memset(src, 0x33, self->ps);
+	pfn = pagemap_pfn(0, src);
+	ASSERT_NE(0, pfn);
+	ASSERT_EQ(0, pd_inject("stale %p %p", src, dst));
+	EXPECT_EQ(pfn, pagemap_pfn(0, dst));
+	ASSERT_EQ(0, munmap(src, self->ps));
+	EXPECT_EQ(pfn, pagemap_pfn(0, dst));
+	EXPECT_EQ(0, kpagecount(pfn));
+	EXPECT_EQ(0, pd_inject("undo"));
+	EXPECT_FALSE(present(dst));
+	EXPECT_EQ(-ENOENT, pd_inject("undo"));
+}
+
 TEST_F(inject, lost_clears_pte_only)
 {
 	char *addr = page_of(self->win, 3, true);
