@@ -23,6 +23,9 @@
 /* Attempts to pin a page whose folio keeps changing under us. */
 #define PD_GET_FOLIO_TRIES	3
 
+/* What a page that could not be pinned was: its snapshot's reason. */
+static const char pd_free[] = "free";
+
 /*
  * Take a reference to the folio @page belongs to: folio_try_get() fails on
  * a free page, and once it succeeds the page must still belong to that
@@ -80,6 +83,14 @@ static const char *pd_snapshot_reason(struct folio *folio, struct page *page)
 	if (page_has_type(page) && !folio_test_hugetlb(folio))
 		return "a typed page, which no process maps";
 	return NULL;
+}
+
+/* What an unpinned @page is now, as pd_snapshot_reason() tells. */
+static const char *pd_snapshot_of(struct page *page)
+{
+	if (!folio_ref_count(page_folio(page)))
+		return pd_free;
+	return pd_snapshot_reason(page_folio(page), page);
 }
 
 /* Whether the reverse map tracks where @folio is mapped. */
@@ -188,8 +199,8 @@ int pd_describe_page(struct pd_query *q)
 	pd_print_page(q, folio);
 	if (!folio) {
 		/* Nothing pins a free page: this is all a snapshot. */
-		q->snapshot = "free";
-		q->refcount = page_ref_count(q->page);
+		q->snapshot = pd_free;
+		q->refcount = folio_ref_count(page_folio(q->page));
 		q->mapcount = atomic_read(&q->page->_mapcount) + 1;
 		if (page_mapcount_is_type(q->mapcount))
 			q->mapcount = 0;
@@ -213,6 +224,32 @@ int pd_describe_page(struct pd_query *q)
 out:
 	put_online_mems();
 	return err;
+}
+
+/**
+ * pd_page_changed - whether a page described as a snapshot changed since
+ * @q: the query, after pd_describe_page()
+ *
+ * A free or typed page has no mapcount to re-read, but it can be
+ * allocated, freed or retyped during the query: then a mapping found of
+ * it may be its new owner's, and proves nothing.  Might sleep.
+ *
+ * Return: true if the page is not what its snapshot says any more; false
+ * for a pinned page, whose mapcount tells.
+ */
+bool pd_page_changed(struct pd_query *q)
+{
+	struct page *page;
+	bool changed;
+
+	if (q->folio || !q->snapshot)
+		return false;
+	get_online_mems();
+	page = pfn_to_online_page(q->pfn);
+	changed = !page || pd_snapshot_of(page) != q->snapshot ||
+		  folio_ref_count(page_folio(page)) != q->refcount;
+	put_online_mems();
+	return changed;
 }
 
 /**

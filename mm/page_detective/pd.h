@@ -37,6 +37,8 @@
 #define PD_REREAD_MAX		64
 /* Rounds of re-check a disagreement must survive to be believed. */
 #define PD_RECHECK_ROUNDS	2
+/* The pause before each: what is in flight (a KSM merge, ...) lands. */
+#define PD_RECHECK_PAUSE_MS	20
 /* How long the scan holds one process's mmap lock before letting go. */
 #define PD_LOCK_HOLD_NS		(200 * NSEC_PER_USEC)
 
@@ -160,6 +162,7 @@ void pd_print_kaddr(struct pd_query *q, unsigned long addr);
 /* page.c */
 int pd_describe_page(struct pd_query *q);
 int pd_page_mapcount(struct pd_query *q);
+bool pd_page_changed(struct pd_query *q);
 void pd_note_refcount(struct pd_query *q);
 
 /* kernel.c */

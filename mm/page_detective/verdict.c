@@ -13,8 +13,9 @@
  * the reverse map and the scan, a mapping moved across the scan by mremap()
  * or a process exiting meanwhile make the sources disagree on a healthy
  * page.  So a disagreement is never believed at once.  It is re-checked,
- * PD_RECHECK_ROUNDS times: the reverse map is walked again and each
- * mapping it does not confirm is read again under its page-table lock.
+ * PD_RECHECK_ROUNDS times, each after a pause: the reverse map is walked
+ * again and each mapping it does not confirm is read again under its
+ * page-table lock.
  * Only a disagreement that survives every round, with the mapcount
  * unchanged, is a mismatch; one that went away was the page changing.
  */
@@ -22,6 +23,7 @@
 #include <linux/mm.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/swap.h>
 #include <linux/swapops.h>
 
@@ -145,17 +147,28 @@ static bool pd_agree(const struct pd_round *rd)
 	       rd->mappings == rd->mapcount;
 }
 
-/* One round of re-check: the reverse map again, the rest re-read. */
+/*
+ * One round of re-check: the reverse map again, the rest re-read.  After a
+ * pause: the kernel goes through states where the sources disagree, and
+ * holds some of them while it waits for a lock that the walk of the
+ * reverse map took (ksmd maps a KSM page before it adds the mapping to
+ * the page's reverse map, under the page's lock): let it finish.
+ */
 static int pd_recheck(struct pd_query *q, struct pd_round *rd)
 {
-	int before = pd_page_mapcount(q), err;
+	int before, err;
+
+	schedule_timeout_killable(msecs_to_jiffies(PD_RECHECK_PAUSE_MS));
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	before = pd_page_mapcount(q);
 
 	pd_rmap_pass(q);
 	err = pd_reread_unconfirmed(q, rd);
 	if (err)
 		return err;
 	rd->mapcount = pd_page_mapcount(q);
-	rd->mapcount_changed = rd->mapcount != before;
+	rd->mapcount_changed = rd->mapcount != before || pd_page_changed(q);
 	pd_weigh(q, rd);
 	return 0;
 }
@@ -338,8 +351,8 @@ static const char *pd_judge(struct pd_query *q, struct pd_round *rd,
 		return "mismatch";
 	}
 	if (rd->mapcount_changed) {
-		seq_buf_puts(&q->s,
-			     "verdict: partial, the mapcount kept changing during the query\n");
+		seq_buf_printf(&q->s, "verdict: partial, %s kept changing during the query\n",
+			       q->snapshot ? "the page" : "the mapcount");
 		return "partial";
 	}
 	if (why || rd->suspects || rd->reread_incomplete) {
@@ -370,7 +383,7 @@ const char *pd_verdict(struct pd_query *q, unsigned int *culprits)
 
 	*culprits = 0;
 	rd.mapcount = pd_page_mapcount(q);
-	rd.mapcount_changed = rd.mapcount != q->mapcount;
+	rd.mapcount_changed = rd.mapcount != q->mapcount || pd_page_changed(q);
 	if (q->quick && !q->has_rmap && rd.mapcount) {
 		seq_buf_puts(&q->s,
 			     "verdict: partial, the reverse map does not track this page: a quick query cannot count its mappings\n");

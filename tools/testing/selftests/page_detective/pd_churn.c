@@ -441,8 +441,7 @@ int main(void)
 		pd_info("  churned: %-26s %lu\n", op_name[k], sh->ops[k]);
 	pd_info("churn: verdicts %lu ok, %lu partial, %lu mismatch\n",
 		t.verdicts.ok, t.verdicts.partial, t.verdicts.mismatch);
-	if (t.verdicts.mismatch)
-		pd_info("the first mismatch:\n%s", t.verdicts.first_mismatch);
+	pd_print_mismatches(&t.verdicts);
 	pd_info("figures: %lu queries, %lu verdicts ok, %lu partial, %lu mismatch, %.1f s in all\n",
 		t.queries, t.verdicts.ok, t.verdicts.partial,
 		t.verdicts.mismatch, pd_now() - t_start);

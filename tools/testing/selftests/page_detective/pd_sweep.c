@@ -713,8 +713,7 @@ int main(void)
 	unmake_pages(&made);
 	sweep_process(s);
 
-	if (s->verdicts.mismatch)
-		pd_info("the first mismatch:\n%s", s->verdicts.first_mismatch);
+	pd_print_mismatches(&s->verdicts);
 	ksft_test_result(!s->verdicts.mismatch && s->verdicts.ok,
 			 "every verdict of the quiet sweep: %lu ok, %lu partial, %lu mismatch\n",
 			 s->verdicts.ok, s->verdicts.partial, s->verdicts.mismatch);

@@ -665,6 +665,7 @@ static inline const char *pd_check_outcome(const char *file, int err,
 struct pd_verdicts {
 	unsigned long ok, partial, mismatch;
 	char first_mismatch[4096];
+	char why[8][160];	/* the verdict lines of the first mismatches */
 };
 
 static inline void pd_count_verdict(struct pd_verdicts *v, const char *report)
@@ -678,11 +679,30 @@ static inline void pd_count_verdict(struct pd_verdicts *v, const char *report)
 	} else if (!strcmp(s.verdict, "partial")) {
 		v->partial++;
 	} else {
-		if (!v->mismatch++)
+		const char *line = strstr(report, "\nverdict: ");
+
+		if (!v->mismatch)
 			snprintf(v->first_mismatch, sizeof(v->first_mismatch),
 				 "%s", report);
+		if (line && v->mismatch < ARRAY_SIZE(v->why))
+			snprintf(v->why[v->mismatch], sizeof(v->why[0]), "%.*s",
+				 (int)strcspn(line + 1, "\n"), line + 1);
+		v->mismatch++;
 	}
 }
+
+/*
+ * Print the first mismatch whole, and the verdict lines of the next: a
+ * macro, as pd_info() needs kselftest.h, which not every user includes.
+ */
+#define pd_print_mismatches(v) do {						\
+	unsigned long __i;							\
+										\
+	if ((v)->mismatch)							\
+		pd_info("the first mismatch:\n%s", (v)->first_mismatch);	\
+	for (__i = 0; __i < (v)->mismatch && __i < ARRAY_SIZE((v)->why); __i++) \
+		pd_info("mismatch %lu: %s\n", __i + 1, (v)->why[__i]);	\
+} while (0)
 
 /*
  * Whether /proc/kpageflags says that @pfn has no memory map (KPF_NOPAGE),
