@@ -240,12 +240,14 @@ static int pd_report_pfn(struct pd_query *q)
 	const char *verdict;
 	int err;
 
-	err = pd_describe_page(q);
-	if (err)
-		return err;
+	/* Before the page is pinned: see pd_kernel_mappings(). */
 	err = pd_kernel_mappings(q);
 	if (err)
 		return err;
+	err = pd_describe_page(q);
+	if (err)
+		return err;
+	pd_print_kernel_mappings(q);
 	/* The reverse map first: the verdict re-checks what the scan adds. */
 	pd_rmap_pass(q);
 	if (!q->quick)

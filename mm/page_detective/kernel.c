@@ -8,6 +8,7 @@
  * pd_print_kaddr(), which hashes them in the kernel log.
  */
 
+#include <linux/memory_hotplug.h>
 #include <linux/mm.h>
 #include <linux/pagewalk.h>
 #include <linux/sched/clock.h>
@@ -30,7 +31,7 @@ static const char *pd_kernel_area(unsigned long addr)
 
 /*
  * A kernel leaf entry of @size maps the pages from @first, at @addr or
- * around it: if q->pfn is one of them, report where it is mapped.
+ * around it: if q->pfn is one of them, keep where it is mapped.
  */
 static void pd_kernel_leaf(struct pd_query *q, unsigned long addr,
 			   unsigned long first, unsigned long size,
@@ -39,11 +40,11 @@ static void pd_kernel_leaf(struct pd_query *q, unsigned long addr,
 	if (q->pfn - first >= size >> PAGE_SHIFT)
 		return;
 	addr = ALIGN_DOWN(addr, size) + ((q->pfn - first) << PAGE_SHIFT);
-	if (q->kernel_mappings++ >= PD_KERNEL_LISTED_MAX)
-		return;
-	seq_buf_puts(&q->s, "kernel: ");
-	pd_print_kaddr(q, addr);
-	seq_buf_printf(&q->s, " %s %s\n", level, pd_kernel_area(addr));
+	if (q->kernel_mappings < PD_KERNEL_LISTED_MAX)
+		q->kmaps[q->kernel_mappings] = (struct pd_kernel_map) {
+			.addr = addr, .level = level,
+		};
+	q->kernel_mappings++;
 }
 
 static int pd_kernel_pud(pud_t *pud, unsigned long addr, unsigned long next,
@@ -91,9 +92,25 @@ static unsigned long pd_page_end(unsigned long addr)
 	return addr + PAGE_SIZE ?: ULONG_MAX;
 }
 
+/* Whether q->pfn is online memory, which the walk is then about. */
+static bool pd_pfn_online(struct pd_query *q)
+{
+	bool online;
+
+	get_online_mems();
+	online = pfn_to_online_page(q->pfn);
+	put_online_mems();
+	return online;
+}
+
 /**
- * pd_kernel_mappings - report every init_mm mapping of the page
+ * pd_kernel_mappings - find every init_mm mapping of the page
  * @q: the query
+ *
+ * Before the page is pinned: walk_kernel_page_tables() takes
+ * get_online_mems(), which memory offlining, holding the hotplug lock for
+ * writing, would never let it have while it waits for a pinned page to be
+ * migrated.  pd_print_kernel_mappings() reports them, after the page.
  *
  * The direct map maps each page at one known address, so it is looked up
  * there rather than walked: with DEBUG_PAGEALLOC it takes 4 KiB pages,
@@ -103,32 +120,55 @@ static unsigned long pd_page_end(unsigned long addr)
  */
 int pd_kernel_mappings(struct pd_query *q)
 {
-	unsigned long direct = (unsigned long)page_to_virt(q->page);
+	unsigned long direct = (unsigned long)pfn_to_kaddr(q->pfn);
 	u64 start = local_clock();
 	int err;
 
+	/* Not memory: pd_describe_page() says so. */
+	if (!pd_pfn_online(q))
+		return 0;
+	q->kernel_walked = true;
 	err = walk_kernel_page_tables(direct, pd_page_end(direct),
 				      &pd_kernel_ops, q);
-	if (!err && !q->kernel_mappings) {
-		seq_buf_puts(&q->s, "kernel: ");
-		pd_print_kaddr(q, direct);
-		seq_buf_puts(&q->s, " direct map, not mapped\n");
-	}
+	q->direct_mapped = q->kernel_mappings;
 	if (!err && !q->quick)
 		err = walk_kernel_page_tables(0, PAGE_OFFSET, &pd_kernel_ops, q);
 	if (!err && !q->quick)
 		err = walk_kernel_page_tables((unsigned long)high_memory,
 					      ULONG_MAX, &pd_kernel_ops, q);
 	q->kernel_ns = local_clock() - start;
-	if (err)
-		return err;
+	return err;
+}
 
+/**
+ * pd_print_kernel_mappings - report the init_mm mappings found of the page
+ * @q: the query, after pd_kernel_mappings()
+ */
+void pd_print_kernel_mappings(struct pd_query *q)
+{
+	unsigned int i;
+
+	if (!q->kernel_walked) {
+		seq_buf_puts(&q->s,
+			     "kernel mappings: not looked for: the page came online during the query\n");
+		return;
+	}
+	if (!q->direct_mapped) {
+		seq_buf_puts(&q->s, "kernel: ");
+		pd_print_kaddr(q, (unsigned long)pfn_to_kaddr(q->pfn));
+		seq_buf_puts(&q->s, " direct map, not mapped\n");
+	}
+	for (i = 0; i < min(q->kernel_mappings, PD_KERNEL_LISTED_MAX); i++) {
+		seq_buf_puts(&q->s, "kernel: ");
+		pd_print_kaddr(q, q->kmaps[i].addr);
+		seq_buf_printf(&q->s, " %s %s\n", q->kmaps[i].level,
+			       pd_kernel_area(q->kmaps[i].addr));
+	}
 	if (q->kernel_mappings > PD_KERNEL_LISTED_MAX)
 		seq_buf_printf(&q->s, "kernel: %u more not listed\n",
 			       q->kernel_mappings - PD_KERNEL_LISTED_MAX);
 	seq_buf_printf(&q->s, "kernel mappings: %u%s\n", q->kernel_mappings,
 		       q->quick ? ", the direct map only (quick)" : "");
-	return 0;
 }
 
 static void pd_kernel_found(struct mm_walk *walk, unsigned long addr,

@@ -57,14 +57,18 @@ static unsigned long pd_end_of_memory(void)
 	return end;
 }
 
-/* Why pfn_to_online_page() found no page at @pfn. */
+/*
+ * Why pfn_to_online_page() found no page at @pfn.  A memory map makes it
+ * offline or device memory first: offlining a node's last block shrinks
+ * the node's span, which would make it look beyond the end.
+ */
 static const char *pd_no_page_reason(unsigned long pfn)
 {
+	if (pfn_valid(pfn))
+		return "in offline or device memory";
 	if (pfn >= pd_end_of_memory())
 		return "beyond the end of memory";
-	if (!pfn_valid(pfn))
-		return "in a hole without a memory map";
-	return "in offline or device memory";
+	return "in a hole without a memory map";
 }
 
 /*
@@ -168,7 +172,8 @@ static void pd_print_page(struct pd_query *q, struct folio *folio)
  * pfn_to_online_page() and the description run under get_online_mems(),
  * so that the memory map cannot go away while it is read; after that, the
  * pin on the folio is what keeps it, as memory offlining cannot migrate a
- * pinned folio.  A page that must not stay pinned is described, then let
+ * pinned folio.  Nothing may wait for get_online_mems() while the pin is
+ * held: an offline holding the hotplug lock waits for the pin to go.  A page that must not stay pinned is described, then let
  * go (q->snapshot says why).  Might sleep.
  *
  * Return: 0, -EINVAL if q->pfn is not online memory, or -EAGAIN if its

@@ -82,6 +82,12 @@ struct pd_kaddr {
 	unsigned long addr;
 };
 
+/* A mapping of the page in the kernel's page tables. */
+struct pd_kernel_map {
+	unsigned long addr;
+	const char *level;
+};
+
 /* What a single virtual address maps, as a page-table walk found it. */
 struct pd_leaf {
 	const char *level;		/* "pte", "pmd", "pud", "hugetlb"; NULL */
@@ -122,7 +128,10 @@ struct pd_query {
 	char memcg[PATH_MAX];
 	char path[PATH_MAX];		/* scratch, for d_path() */
 
+	/* Found before the page is pinned: see pd_kernel_mappings(). */
+	struct pd_kernel_map kmaps[PD_KERNEL_LISTED_MAX];
 	unsigned int kernel_mappings;
+	bool kernel_walked, direct_mapped;
 
 	/* The mms and the counted mappings met, from any source. */
 	DECLARE_HASHTABLE(mms, 10);
@@ -167,6 +176,7 @@ void pd_note_refcount(struct pd_query *q);
 
 /* kernel.c */
 int pd_kernel_mappings(struct pd_query *q);
+void pd_print_kernel_mappings(struct pd_query *q);
 int pd_kernel_lookup(struct pd_query *q, unsigned long vaddr,
 		     struct pd_leaf *leaf);
 

@@ -10,8 +10,9 @@
  *    MADV_COLD and MADV_PAGEOUT on small pages and THPs, KSM-mergeable
  *    pages, page cache it writes and truncates;
  *  - the system: THPs split through debugfs split_huge_pages, compaction,
- *    drop_caches, ksmd, and the mapper moved between memory cgroups that
- *    are then removed;
+ *    drop_caches, ksmd, NUMA balancing (its PROT_NONE hinting faults and
+ *    page migrations, where the kernel has it), and the mapper moved
+ *    between memory cgroups that are then removed;
  *  - queriers killed in the middle of a query.
  *
  * Every query must return 0 or a documented errno, and a complete report
@@ -35,6 +36,7 @@
 #define CG		"/sys/fs/cgroup"
 #define KSM		"/sys/kernel/mm/ksm/"
 #define SPLIT		"/sys/kernel/debug/split_huge_pages"
+#define NUMA_BALANCING	"/proc/sys/kernel/numa_balancing"
 
 /* Shared between the processes of the test, read and written with PD_READ/WRITE. */
 struct shared {
@@ -327,6 +329,7 @@ int main(void)
 	unsigned long scale = pd_stress_scale(), n = CHURN_QUERIES * scale, i;
 	char *report = malloc(PD_REPORT_SIZE), input[96];
 	long ksm_run = pd_read_long(KSM "run");
+	long numa_balancing = pd_read_long(NUMA_BALANCING);
 	uint64_t rng = time(NULL);
 	double t_start = pd_now();
 	unsigned long pfns[RECENT] = {}, nr_pfns = 0;
@@ -356,6 +359,8 @@ int main(void)
 		pd_write_file(KSM "sleep_millisecs", "20");
 		pd_write_file(KSM "run", "1");
 	}
+	if (numa_balancing >= 0)
+		pd_write_file(NUMA_BALANCING, "1");
 	churners[0] = start(forker);
 	churners[1] = start(mapper);
 	churners[2] = start(system_churner);
@@ -430,6 +435,10 @@ int main(void)
 	if (ksm_run >= 0) {
 		snprintf(input, sizeof(input), "%ld", ksm_run);
 		pd_write_file(KSM "run", input);
+	}
+	if (numa_balancing >= 0) {
+		snprintf(input, sizeof(input), "%ld", numa_balancing);
+		pd_write_file(NUMA_BALANCING, input);
 	}
 
 	pd_info("churn: %lu queries (%lu virt, %lu phys) in %.1f s\n",

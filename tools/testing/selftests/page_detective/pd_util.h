@@ -695,13 +695,14 @@ static inline void pd_count_verdict(struct pd_verdicts *v, const char *report)
  * Print the first mismatch whole, and the verdict lines of the next: a
  * macro, as pd_info() needs kselftest.h, which not every user includes.
  */
-#define pd_print_mismatches(v) do {						\
-	unsigned long __i;							\
-										\
-	if ((v)->mismatch)							\
-		pd_info("the first mismatch:\n%s", (v)->first_mismatch);	\
-	for (__i = 0; __i < (v)->mismatch && __i < ARRAY_SIZE((v)->why); __i++) \
-		pd_info("mismatch %lu: %s\n", __i + 1, (v)->why[__i]);	\
+#define pd_print_mismatches(verdicts) do {				\
+	const struct pd_verdicts *__v = (verdicts);			\
+	unsigned long __i;						\
+									\
+	if (__v->mismatch)						\
+		pd_info("the first mismatch:\n%s", __v->first_mismatch);	\
+	for (__i = 0; __i < __v->mismatch && __i < ARRAY_SIZE(__v->why); __i++) \
+		pd_info("mismatch %lu: %s\n", __i + 1, __v->why[__i]);	\
 } while (0)
 
 /*
