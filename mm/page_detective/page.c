@@ -173,8 +173,9 @@ static void pd_print_page(struct pd_query *q, struct folio *folio)
  * so that the memory map cannot go away while it is read; after that, the
  * pin on the folio is what keeps it, as memory offlining cannot migrate a
  * pinned folio.  Nothing may wait for get_online_mems() while the pin is
- * held: an offline holding the hotplug lock waits for the pin to go.  A page that must not stay pinned is described, then let
- * go (q->snapshot says why).  Might sleep.
+ * held: an offline holding the hotplug lock waits for the pin to go.  A
+ * page that must not stay pinned is described, then let go (q->snapshot
+ * says why).  Might sleep.
  *
  * Return: 0, -EINVAL if q->pfn is not online memory, or -EAGAIN if its
  * folio kept changing.

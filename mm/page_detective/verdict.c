@@ -307,7 +307,7 @@ static const char *pd_judge_too_many(struct pd_query *q, struct pd_round *rd,
 {
 	if (!q->has_rmap && !rd->mapcount)
 		*culprits = pd_name_uncounted(q, rd->round);
-	seq_buf_printf(&q->s, "verdict: mismatch, mapcount %d but %lu mappings in %s\n",
+	seq_buf_printf(&q->s, "verdict: mismatch, mapcount %d, mappings found %lu, in %s\n",
 		       rd->mapcount, rd->mappings, pd_sources(q));
 	return "mismatch";
 }
@@ -320,12 +320,12 @@ static const char *pd_judge_too_few(struct pd_query *q, struct pd_round *rd,
 		return "partial";
 	if (*culprits) {
 		seq_buf_printf(&q->s,
-			       "verdict: mismatch, mapcount %d but %lu mappings: the reverse map expects the page where it is not mapped (culprit: lines)\n",
+			       "verdict: mismatch, mapcount %d, mappings found %lu: the reverse map expects the page where it is not mapped (culprit: lines)\n",
 			       rd->mapcount, rd->mappings);
 		return "mismatch";
 	}
 	seq_buf_printf(&q->s,
-		       "note: mapcount %d but %lu mappings, and %s: a leaked mapcount, or a mapping in a page table that no VMA covers\n",
+		       "note: mapcount %d, mappings found %lu, and %s: a leaked mapcount, or a mapping in a page table that no VMA covers\n",
 		       rd->mapcount, rd->mappings,
 		       q->has_rmap ? "the reverse map expects the page nowhere else" :
 				     "the reverse map does not track the page");
@@ -346,7 +346,7 @@ static const char *pd_judge(struct pd_query *q, struct pd_round *rd,
 	*culprits = pd_name_strays(q);
 	if (*culprits) {
 		seq_buf_printf(&q->s,
-			       "verdict: mismatch, %u mappings in page tables that the reverse map does not know (culprit: lines)\n",
+			       "verdict: mismatch, the reverse map does not know %u of the mappings in page tables (culprit: lines)\n",
 			       *culprits);
 		return "mismatch";
 	}

@@ -197,7 +197,7 @@ TEST_F(corrupt, leaked_mapcount)
 	EXPECT_STREQ("partial", s.verdict) TH_LOG("%s", self->report);
 	EXPECT_EQ(2, s.mapcount);
 	EXPECT_EQ(1, s.user_mappings);
-	EXPECT_TRUE(pd_has_line(self->report, "note: mapcount 2 but 1 mappings",
+	EXPECT_TRUE(pd_has_line(self->report, "note: mapcount 2, mappings found 1",
 				"leaked mapcount")) TH_LOG("%s", self->report);
 
 	expect_healed(_metadata, self->report, pfn);
