@@ -128,14 +128,19 @@ static bool pd_rmap_walk_once(struct pd_query *q, struct pd_rmap_walk *rw)
 		.arg = rw,
 	};
 	struct folio *folio = q->folio;
-	/* A file or KSM folio is locked, so that its mapping stays. */
-	bool lock = !folio_test_anon(folio) || folio_test_ksm(folio);
 
-	if (lock && !folio_trylock(folio))
+	/*
+	 * Locked whatever its kind, so that its mapping stays: a file
+	 * folio's, and a KSM folio's stable node.  Testing for KSM first
+	 * and locking only then would race with ksmd, which makes an anon
+	 * folio KSM under the folio's lock: the walk would then follow a
+	 * stable node that the lock holder is changing (seen in pd_churn:
+	 * a fault in rmap_walk_ksm() on a poisoned list).
+	 */
+	if (!folio_trylock(folio))
 		return false;
 	rmap_walk(folio, &rwc);
-	if (lock)
-		folio_unlock(folio);
+	folio_unlock(folio);
 	return !rwc.contended && !rw->overflow;
 }
 
