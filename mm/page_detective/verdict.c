@@ -335,6 +335,21 @@ static const char *pd_judge_too_few(struct pd_query *q, struct pd_round *rd,
 }
 
 /*
+ * Whether the page's reverse map lags its page tables, so that a
+ * disagreement with it alone proves nothing.  A KSM folio's reverse map is
+ * its stable node's list of rmap_items, which ksmd keeps lazily: it maps
+ * the folio at an address before it adds that address to the list (and
+ * without the folio's lock, which it takes only then), and leaves an item
+ * on the list after the mapping is gone (copy-on-write, munmap) until it
+ * scans that address again.  Only the mapcount and the page tables are
+ * kept in step, under the page-table lock.
+ */
+static bool pd_rmap_lags(const struct pd_query *q)
+{
+	return q->folio && folio_test_ksm(q->folio);
+}
+
+/*
  * The sources still disagree after every re-check, in round @rd: say what
  * that means, and name the culprits where they can be named.
  */
@@ -343,6 +358,14 @@ static const char *pd_judge(struct pd_query *q, struct pd_round *rd,
 {
 	const char *why = pd_unknowable(q);
 
+	/* There, only more mappings than a steady mapcount is corruption. */
+	if (pd_rmap_lags(q) &&
+	    (rd->mappings <= rd->mapcount || rd->mapcount_changed)) {
+		seq_buf_printf(&q->s,
+			       "verdict: partial, mapcount %d, mappings found %lu, and KSM's reverse map lags the page tables: it lists a mapping after ksmd makes it and until ksmd rescans it\n",
+			       rd->mapcount, rd->mappings);
+		return "partial";
+	}
 	*culprits = pd_name_strays(q);
 	if (*culprits) {
 		seq_buf_printf(&q->s,
