@@ -42,7 +42,8 @@
 #define OFFLINE_TRIES	10
 #define OFFLINE_TIMEOUT	60	/* seconds, for one write of "offline" */
 #define MAX_TIMEOUTS	3	/* offlines that time out before the test stops */
-#define KPF_RESERVED	32
+#define KPF_HWPOISON	19	/* include/uapi/linux/kernel-page-flags.h */
+#define KPF_RESERVED	32	/* include/linux/kernel-page-flags.h */
 #define MPOL_BIND	2
 
 /* The block, found by find_block(). */
@@ -176,7 +177,13 @@ static int block_node(int id)
 	return node;
 }
 
-/* How many pages of @nr_pages from @pfn /proc/kpageflags says are reserved. */
+/*
+ * How many pages of @nr_pages from @pfn /proc/kpageflags says are reserved
+ * or hwpoisoned.  A block with a reserved page cannot go offline; one with
+ * a hwpoisoned page (page_detective_test's hwpoisoned_page leaves one, in
+ * any block) can, but then never online again: memory_block_online()
+ * refuses it with -EHWPOISON.
+ */
 static unsigned long reserved_pages(unsigned long pfn, unsigned long nr_pages)
 {
 	size_t size = nr_pages * sizeof(uint64_t);
@@ -189,7 +196,8 @@ static unsigned long reserved_pages(unsigned long pfn, unsigned long nr_pages)
 		reserved = nr_pages;
 	else
 		for (i = 0; i < nr_pages; i++)
-			reserved += !!(flags[i] & (1ULL << KPF_RESERVED));
+			reserved += !!(flags[i] & (1ULL << KPF_RESERVED |
+						   1ULL << KPF_HWPOISON));
 	if (fd >= 0)
 		close(fd);
 	free(flags);
@@ -262,8 +270,10 @@ static int find_block(char *why, size_t size)
 		if (err)
 			continue;
 		block_taken = true;
-		if (block_online(id)) {
-			snprintf(why, size, "memory%d went offline, but not online again", id);
+		err = block_online(id);
+		if (err) {
+			snprintf(why, size, "memory%d went offline, but not online again: %s",
+				 id, strerror(-err));
 			closedir(dir);
 			return -1;
 		}
@@ -273,7 +283,7 @@ static int find_block(char *why, size_t size)
 	}
 	closedir(dir);
 	snprintf(why, size,
-		 "no memory block can go offline: %lu online in ZONE_MOVABLE, %lu of them without reserved pages, offline refused %lu times (last: %s); boot with movablecore=",
+		 "no memory block can go offline: %lu online in ZONE_MOVABLE, %lu of them without reserved or hwpoisoned pages, offline refused %lu times (last: %s); boot with movablecore=",
 		 movable, clean, refused, err ? strerror(-err) : "none tried");
 	return -1;
 }
