@@ -37,9 +37,14 @@ struct pd_mm_walk {
 	u64 deadline;			/* when to let go of the mmap lock */
 	unsigned long resume;		/* where to go on after letting go */
 	bool progress;			/* walked something in this hold */
-	unsigned long vma_end;		/* of the VMA being walked */
-	unsigned long prev_end;		/* of the VMA before it */
-	unsigned long next_start;	/* of the VMA after it */
+	/*
+	 * Of the VMA being walked, the one before it and the one after it, as
+	 * this hold of the mmap lock sees them: what an earlier hold saw may
+	 * have been unmapped or moved since.
+	 */
+	unsigned long vma_end;
+	unsigned long prev_end;
+	unsigned long next_start;
 };
 
 /* ---- Naming what was found ----------------------------------------------- */
@@ -467,9 +472,6 @@ static int pd_user_test_walk(unsigned long start, unsigned long end,
 	struct pd_mm_walk *w = walk->private;
 	struct vm_area_struct *next;
 
-	/* Back after letting go of the lock, in the same VMA: no change. */
-	if (walk->vma->vm_end == w->vma_end)
-		return 0;
 	w->prev_end = w->vma_end;
 	w->vma_end = walk->vma->vm_end;
 	next = find_vma(walk->mm, walk->vma->vm_end);
@@ -507,6 +509,13 @@ static void pd_walk_mm(struct pd_query *q, struct pd_mm *pdm)
 		w.deadline = w.locked_at + PD_LOCK_HOLD_NS;
 		w.progress = false;
 		w.resume = TASK_SIZE_MAX;
+		/*
+		 * Nothing below addr is known to this hold: its first VMA's
+		 * gap starts at addr, not at the end of a VMA an earlier hold
+		 * saw, which may now lie above the VMA (a gap the wrong way
+		 * round, read past the end of its PTE table).
+		 */
+		w.vma_end = addr;
 		err = walk_page_range(mm, addr, TASK_SIZE_MAX, &pd_user_ops, &w);
 		pd_flush_found(&w);
 		mmap_read_unlock(mm);

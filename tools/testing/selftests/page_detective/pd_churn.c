@@ -9,6 +9,9 @@
  *  - a mapper: mmap, munmap, mprotect, mremap, MADV_DONTNEED, MADV_FREE,
  *    MADV_COLD and MADV_PAGEOUT on small pages and THPs, KSM-mergeable
  *    pages, page cache it writes and truncates;
+ *  - a relayouter: a VMA split at the start of a PTE table and merged
+ *    again, over and over, so that a scan that let go of the mmap lock
+ *    there comes back to find another VMA starting at the same address;
  *  - the system: THPs split through debugfs split_huge_pages, compaction,
  *    drop_caches, ksmd, NUMA balancing (its PROT_NONE hinting faults and
  *    page migrations, where the kernel has it), and the mapper moved
@@ -31,6 +34,7 @@
 #define CHURN_QUERIES	10000
 #define REGION_PAGES	512		/* the mapper's churning memory */
 #define FORKER_PAGES	64
+#define RELAYOUT_BURST	256		/* the relayouter's splits in a row */
 #define RECENT		64		/* recent pids and PFNs remembered */
 #define PMD_SIZE_2M	(2UL << 20)
 #define CG		"/sys/fs/cgroup"
@@ -53,14 +57,15 @@ struct shared {
 enum op {
 	OP_FORK, OP_MMAP, OP_MUNMAP, OP_MPROTECT, OP_MREMAP, OP_DONTNEED,
 	OP_FREE, OP_COLD, OP_PAGEOUT, OP_SPLIT, OP_COMPACT, OP_DROP_CACHES,
-	OP_MEMCG_MOVE, OP_MEMCG_RMDIR, OP_TRUNCATE, OP_KILLED_QUERIER, NR_OPS
+	OP_MEMCG_MOVE, OP_MEMCG_RMDIR, OP_TRUNCATE, OP_KILLED_QUERIER,
+	OP_RELAYOUT, NR_OPS
 };
 
 static const char *const op_name[NR_OPS] = {
 	"fork+exit", "mmap", "munmap", "mprotect", "mremap", "MADV_DONTNEED",
 	"MADV_FREE", "MADV_COLD", "MADV_PAGEOUT", "split_huge_pages",
 	"compact_memory", "drop_caches", "memcg move", "memcg rmdir",
-	"truncate", "querier killed mid-query",
+	"truncate", "querier killed mid-query", "VMA split+merged x256",
 };
 
 static struct shared *sh;
@@ -206,6 +211,37 @@ static void mapper(void)
 	_exit(0);
 }
 
+/*
+ * Split a VMA at the start of a PTE table, a page touched there, into a
+ * VMA of that one page and the rest, and merge them again, in bursts.
+ * Each mprotect() waits for the mmap lock, so that a scan of this process
+ * lets go of it at every PMD meanwhile, that one included, and comes back
+ * to the other layout.
+ */
+static void relayouter(void)
+{
+	int rw = PROT_READ | PROT_WRITE, k;
+	uint64_t rng = getpid();
+	char *area, *table;
+
+	area = mmap(NULL, 2 * PMD_SIZE_2M, rw, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED)
+		_exit(1);
+	table = (char *)(((unsigned long)area + PMD_SIZE_2M - 1) & ~(PMD_SIZE_2M - 1));
+	/* A PTE table, not a THP, whose first page is mapped. */
+	madvise(area, 2 * PMD_SIZE_2M, MADV_NOHUGEPAGE);
+	*table = 1;
+	while (!PD_READ(sh->stop)) {
+		for (k = 0; k < RELAYOUT_BURST; k++) {
+			mprotect(table, page_size, PROT_READ);
+			mprotect(table, page_size, rw);
+		}
+		op_done(OP_RELAYOUT);
+		usleep(rnd(&rng, 5000));
+	}
+	_exit(0);
+}
+
 /* Split, compact, drop caches and move the mapper between cgroups. */
 static void system_churner(void)
 {
@@ -333,7 +369,7 @@ int main(void)
 	uint64_t rng = time(NULL);
 	double t_start = pd_now();
 	unsigned long pfns[RECENT] = {}, nr_pfns = 0;
-	pid_t churners[3];
+	pid_t churners[4];
 	struct tally t = {};
 	double t0;
 	const char *why;
@@ -364,6 +400,7 @@ int main(void)
 	churners[0] = start(forker);
 	churners[1] = start(mapper);
 	churners[2] = start(system_churner);
+	churners[3] = start(relayouter);
 	while (!PD_READ(sh->region) || !PD_READ(sh->nr_forked))
 		usleep(10000);
 
@@ -430,7 +467,7 @@ int main(void)
 		}
 	}
 	PD_WRITE(sh->stop, 1);
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < (int)ARRAY_SIZE(churners); k++)
 		waitpid(churners[k], NULL, 0);
 	if (ksm_run >= 0) {
 		snprintf(input, sizeof(input), "%ld", ksm_run);
