@@ -84,7 +84,12 @@ static const char *pd_snapshot_reason(struct folio *folio, struct page *page)
 		return "hwpoisoned";
 	if (PageOffline(page))
 		return "offline (ballooned or being unplugged)";
-	if (page_has_type(page) && !folio_test_hugetlb(folio))
+	/*
+	 * The type is the folio's: the other pages of a large slab have none
+	 * of their own, and where a folio keeps its mapping the slab keeps
+	 * its own fields, nothing to walk a reverse map by.
+	 */
+	if (page_has_type(&folio->page) && !folio_test_hugetlb(folio))
 		return "a typed page, which no process maps";
 	return NULL;
 }

@@ -1198,11 +1198,13 @@ TEST_F(pd, memcg_child)
 /* ---- Kernel pages ------------------------------------------------------------- */
 
 /*
- * Ask phys about the first pages that /proc/kpageflags gives @bit, from
- * @start on, until one stays what it was while we asked; check it.
+ * Ask phys about the first pages that /proc/kpageflags gives all the @bits
+ * of, from @start on, until one stays what it was while we asked; check it.
+ * The report on it is left in @report.
  */
 static void check_kernel_page(struct __test_metadata *_metadata, char *report,
-			      int bit, unsigned long start, const char *memcg)
+			      uint64_t bits, unsigned long start,
+			      const char *memcg)
 {
 	static uint64_t flags[4096];
 	int fd = open("/proc/kpageflags", O_RDONLY);
@@ -1218,12 +1220,12 @@ static void check_kernel_page(struct __test_metadata *_metadata, char *report,
 			uint64_t before = flags[i];
 			int err;
 
-			if (!(before & BIT64(bit)))
+			if ((before & bits) != bits)
 				continue;
 			tried++;
 			err = pd_phys(pfn + i, report, PD_REPORT_SIZE);
 			if (err || ((kpage_read("kpageflags", pfn + i) ^ before) &
-				    BIT64(bit)))
+				    bits))
 				continue;
 			/* Between the scan and the query, it stayed one. */
 			check_report(_metadata, report, &e, before);
@@ -1233,22 +1235,38 @@ static void check_kernel_page(struct __test_metadata *_metadata, char *report,
 		pfn += n / 8;
 	}
 	close(fd);
-	ASSERT_TRUE(0) TH_LOG("no stable page with kpageflags bit %d", bit);
+	ASSERT_TRUE(0) TH_LOG("no stable page with kpageflags bits %#llx",
+			      (unsigned long long)bits);
 }
 
 TEST_F(pd, slab_page)
 {
-	check_kernel_page(_metadata, self->report, KPF_SLAB, 0, "none");
+	check_kernel_page(_metadata, self->report, BIT64(KPF_SLAB), 0, "none");
+}
+
+/*
+ * A page of a large slab other than its first: the slab's type is its
+ * folio's, and the fields of struct page that a folio's mapping is read
+ * from hold the slab's own (a partial list's length), which are nothing
+ * to walk a reverse map by.
+ */
+TEST_F(pd, slab_tail_page)
+{
+	check_kernel_page(_metadata, self->report,
+			  BIT64(KPF_SLAB) | BIT64(KPF_COMPOUND_TAIL), 0, "none");
+	EXPECT_TRUE(pd_has_line(self->report, "folio: not kept pinned: ",
+				"a typed page"))
+		TH_LOG("%s", self->report);
 }
 
 TEST_F(pd, page_table_page)
 {
-	check_kernel_page(_metadata, self->report, KPF_PGTABLE, 0, NULL);
+	check_kernel_page(_metadata, self->report, BIT64(KPF_PGTABLE), 0, NULL);
 }
 
 TEST_F(pd, free_page)
 {
-	check_kernel_page(_metadata, self->report, KPF_BUDDY, 0, "none");
+	check_kernel_page(_metadata, self->report, BIT64(KPF_BUDDY), 0, "none");
 }
 
 /*
@@ -1333,7 +1351,8 @@ TEST_F(pd, free_page_by_kernel_address)
 
 TEST_F(pd, reserved_page)
 {
-	check_kernel_page(_metadata, self->report, KPF_RESERVED, 0x100, NULL);
+	check_kernel_page(_metadata, self->report, BIT64(KPF_RESERVED), 0x100,
+			  NULL);
 }
 
 /* The first line of /proc/iomem named @name: its physical range. */
