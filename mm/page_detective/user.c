@@ -488,6 +488,22 @@ static const struct mm_walk_ops pd_user_ops = {
 };
 
 /*
+ * Where the gap before a VMA at or after @addr begins, within @addr's PTE
+ * table: the end of the last VMA below @addr there, or the table's start.
+ * Under the mmap lock; one lookup per VMA ending in that table below @addr,
+ * once per hold of the lock.
+ */
+static unsigned long pd_gap_start(struct mm_struct *mm, unsigned long addr)
+{
+	unsigned long start = addr & PMD_MASK;
+	struct vm_area_struct *vma;
+
+	while ((vma = find_vma(mm, start)) && vma->vm_end <= addr)
+		start = vma->vm_end;
+	return start;
+}
+
+/*
  * Walk the page tables of @pdm's mm for mappings of q->pfn.  The mmap lock
  * is taken for a bounded time, let go, and taken again where the walk
  * stopped; what changed meanwhile is the race every report has.
@@ -510,12 +526,13 @@ static void pd_walk_mm(struct pd_query *q, struct pd_mm *pdm)
 		w.progress = false;
 		w.resume = TASK_SIZE_MAX;
 		/*
-		 * Nothing below addr is known to this hold: its first VMA's
-		 * gap starts at addr, not at the end of a VMA an earlier hold
-		 * saw, which may now lie above the VMA (a gap the wrong way
-		 * round, read past the end of its PTE table).
+		 * The gap before this hold's first VMA starts where this
+		 * hold sees the VMA before it end, not where an earlier hold
+		 * saw one end: that VMA may have been unmapped or moved since,
+		 * and its end now lie above the first VMA (a gap the wrong
+		 * way round, read past the end of its PTE table).
 		 */
-		w.vma_end = addr;
+		w.vma_end = pd_gap_start(mm, addr);
 		err = walk_page_range(mm, addr, TASK_SIZE_MAX, &pd_user_ops, &w);
 		pd_flush_found(&w);
 		mmap_read_unlock(mm);

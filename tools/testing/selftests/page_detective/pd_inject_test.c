@@ -125,6 +125,7 @@ TEST_F(inject, stale_outlives_src)
 {
 	char *dst = page_of(self->win, 2, false), *src;
 	unsigned long pfn;
+	uint64_t count;
 
 	/* DST's PTE table exists: a neighbour in it is mapped. */
 	page_of(self->win, 3, true);
@@ -140,7 +141,18 @@ TEST_F(inject, stale_outlives_src)
 	EXPECT_EQ(pfn, pagemap_pfn(0, dst));
 	ASSERT_EQ(0, munmap(src, self->ps));
 	EXPECT_EQ(pfn, pagemap_pfn(0, dst));
-	EXPECT_EQ(0, kpagecount(pfn));
+	/*
+	 * Freed, the page has no mapping that its mapcount counts, unless it
+	 * was allocated again meanwhile (the kselftest runner's processes run
+	 * too): its new owner then wrote it, zeroes at least, as the stale
+	 * mapping shows.
+	 */
+	count = kpagecount(pfn);
+	if (count && *(volatile char *)dst != 0x33)
+		TH_LOG("pfn %#lx allocated again meanwhile: kpagecount %llu not checked",
+		       pfn, (unsigned long long)count);
+	else
+		EXPECT_EQ(0, count);
 	EXPECT_EQ(0, pd_inject("undo"));
 	EXPECT_FALSE(present(dst));
 	EXPECT_EQ(-ENOENT, pd_inject("undo"));
