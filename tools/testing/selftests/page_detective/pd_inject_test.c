@@ -148,7 +148,7 @@ TEST_F(inject, stale_outlives_src)
 	 * mapping shows.
 	 */
 	count = kpagecount(pfn);
-	if (count && *(volatile char *)dst != 0x33)
+	if (count && dst[0] != 0x33)
 		TH_LOG("pfn %#lx allocated again meanwhile: kpagecount %llu not checked",
 		       pfn, (unsigned long long)count);
 	else
