@@ -10,7 +10,6 @@
 #define _GNU_SOURCE
 #include <linux/capability.h>
 #include <linux/io_uring.h>
-#include <linux/kernel-page-flags.h>
 #include <linux/userfaultfd.h>
 #include <dirent.h>
 #include <sched.h>
@@ -23,11 +22,6 @@
 
 #include "pd_util.h"
 #include "../kselftest_harness.h"
-
-/* Kernel-internal /proc/kpageflags bits (include/linux/kernel-page-flags.h). */
-#define KPF_RESERVED	32
-
-#define BIT64(nr)	((uint64_t)1 << (nr))
 
 FIXTURE(pd)
 {

@@ -65,7 +65,7 @@ static const char *const op_name[NR_OPS] = {
 	"fork+exit", "mmap", "munmap", "mprotect", "mremap", "MADV_DONTNEED",
 	"MADV_FREE", "MADV_COLD", "MADV_PAGEOUT", "split_huge_pages",
 	"compact_memory", "drop_caches", "memcg move", "memcg rmdir",
-	"truncate", "querier killed mid-query", "VMA split+merged x256",
+	"truncate", "querier killed mid-query", "VMA split+merge bursts",
 };
 
 static struct shared *sh;

@@ -42,8 +42,6 @@
 #define OFFLINE_TRIES	10
 #define OFFLINE_TIMEOUT	60	/* seconds, for one write of "offline" */
 #define MAX_TIMEOUTS	3	/* offlines that time out before the test stops */
-#define KPF_HWPOISON	19	/* include/uapi/linux/kernel-page-flags.h */
-#define KPF_RESERVED	32	/* include/linux/kernel-page-flags.h */
 #define MPOL_BIND	2
 
 /* The block, found by find_block(). */
@@ -178,30 +176,31 @@ static int block_node(int id)
 }
 
 /*
- * How many pages of @nr_pages from @pfn /proc/kpageflags says are reserved
- * or hwpoisoned.  A block with a reserved page cannot go offline; one with
- * a hwpoisoned page (page_detective_test's hwpoisoned_page leaves one, in
- * any block) can, but then never online again: memory_block_online()
- * refuses it with -EHWPOISON.
+ * How many pages of @nr_pages from @pfn keep their block from going offline
+ * and online again: those /proc/kpageflags says are reserved or hwpoisoned.
+ * A block with a reserved page cannot go offline; one with a hwpoisoned
+ * page (page_detective_test's hwpoisoned_page leaves one, in any block)
+ * can, but then never online again: memory_block_online() refuses it with
+ * -EHWPOISON.
  */
-static unsigned long reserved_pages(unsigned long pfn, unsigned long nr_pages)
+static unsigned long blocking_pages(unsigned long pfn, unsigned long nr_pages)
 {
 	size_t size = nr_pages * sizeof(uint64_t);
 	uint64_t *flags = malloc(size);
-	unsigned long i, reserved = 0;
+	unsigned long i, blocking = 0;
 	int fd = open("/proc/kpageflags", O_RDONLY);
 
 	if (fd < 0 || !flags ||
 	    pread(fd, flags, size, pfn * sizeof(uint64_t)) != (ssize_t)size)
-		reserved = nr_pages;
+		blocking = nr_pages;
 	else
 		for (i = 0; i < nr_pages; i++)
-			reserved += !!(flags[i] & (1ULL << KPF_RESERVED |
-						   1ULL << KPF_HWPOISON));
+			blocking += !!(flags[i] & (BIT64(KPF_RESERVED) |
+						   BIT64(KPF_HWPOISON)));
 	if (fd >= 0)
 		close(fd);
 	free(flags);
-	return reserved;
+	return blocking;
 }
 
 /*
@@ -263,7 +262,7 @@ static int find_block(char *why, size_t size)
 		blk.id = id;
 		blk.nr_pages = block_size / page_size;
 		blk.start_pfn = (unsigned long)id * blk.nr_pages;
-		if (reserved_pages(blk.start_pfn, blk.nr_pages))
+		if (blocking_pages(blk.start_pfn, blk.nr_pages))
 			continue;
 		clean++;
 		err = block_offline(id, &refused);

@@ -16,15 +16,12 @@
  * PD_STRESS_SCALE multiplies the counts.
  */
 #define _GNU_SOURCE
-#include <linux/kernel-page-flags.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 
 #include "pd_util.h"
 #include "../kselftest.h"
 
-#define KPF_RESERVED	32	/* kernel-internal bits of /proc/kpageflags */
-#define BIT64(nr)	(1ULL << (nr))
 #define PMD_SIZE_2M	(2UL << 20)
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ	22

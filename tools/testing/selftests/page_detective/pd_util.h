@@ -7,6 +7,7 @@
 #ifndef PD_UTIL_H
 #define PD_UTIL_H
 
+#include <linux/kernel-page-flags.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -292,6 +293,10 @@ static inline unsigned long pagemap_pfn(pid_t pid, const void *addr)
 
 	return entry & PM_PRESENT ? entry & PM_PFN_MASK : 0;
 }
+
+/* A /proc/kpageflags bit's mask, and the kernel-internal bit tests read. */
+#define BIT64(nr)	((uint64_t)1 << (nr))
+#define KPF_RESERVED	32	/* include/linux/kernel-page-flags.h */
 
 /* The entry for @pfn in /proc/kpagecount, kpageflags or kpagecgroup. */
 static inline uint64_t kpage_read(const char *file, unsigned long pfn)
