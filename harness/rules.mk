@@ -1,10 +1,15 @@
 # make run | check | shell | series | bench | clean  (see README.md)
 ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
 H := $(ROOT)/harness
-export BUILD := $(ROOT)/build
+# The kernel base (harness/base): 7.2, the mainline series, or 6.12, its
+# backport.  `make check` and `make series` do both unless BASE is given.
+BASES := $(or $(BASE),7.2 6.12)
+BASE ?= 7.2
+export BASE
+export BUILD := $(ROOT)/build/$(BASE)
 # ccache hashes paths under it relative to the object folder, so that
 # clones of this repository (CI's fresh ones) share each other's hits.
-export CCACHE_BASEDIR := $(BUILD)
+export CCACHE_BASEDIR := $(ROOT)/build
 # default, or debug (KASAN, lockdep, DEBUG_VM, ...)
 VARIANT ?= default
 
@@ -14,7 +19,7 @@ run: kernel
 	@$(H)/boot $(VARIANT) run
 
 check:
-	@$(H)/check
+	@BASES="$(BASES)" $(H)/check
 
 shell: kernel
 	@$(H)/boot $(VARIANT) shell
@@ -22,8 +27,12 @@ shell: kernel
 bench: kernel
 	@$(H)/bench $(VARIANT)
 
-series: apply
-	@$(H)/format-series
+series:
+	@$(H)/deps
+	@for base in $(BASES); do \
+		BASE=$$base BUILD=$(ROOT)/build/$$base $(H)/apply-series && \
+		BASE=$$base BUILD=$(ROOT)/build/$$base $(H)/format-series || exit 1; \
+	done
 
 kernel: apply
 	@$(H)/build $(VARIANT)

@@ -18,6 +18,13 @@
  *                   DST still maps it, the classic use-after-free.
  *   lost ADDR       clear the present PTE at ADDR and nothing else.
  *   mapcount ADDR   raise the mapcount of the order-0 page ADDR maps by one.
+ *   mm_id ADDR      in the per-mm mapcounts of the large folio ADDR maps
+ *                   (CONFIG_MM_ID), count one of this mm's mappings against
+ *                   the other mm it counts: its mapcount stays right, one
+ *                   mm's count is one short, the other's one over.  This mm
+ *                   must map it at least twice, in one piece around ADDR.
+ *                   Undone only by this mm's invalidations: the other mm
+ *                   must keep its mappings until undo.
  *   ref ADDR        take a reference on the folio ADDR maps, accounted
  *                   nowhere.
  *   undo            undo every corruption of this mm, newest first.
@@ -25,9 +32,9 @@
  * Errors: -EINVAL for a malformed command, an address not page aligned or
  * not a user one, or a writer without an address space of its own; -ENXIO
  * when an address maps no such page; -EEXIST when DST is not none; -ENOENT
- * when no PTE table holds DST, or undo finds nothing to undo; -EBUSY when
- * the page is locked, by an rmap walk that may be unmapping it; -ENOSPC
- * past 1024 corruptions.
+ * when no PTE table holds DST, or undo finds nothing to undo; -EOPNOTSUPP
+ * for mm_id without CONFIG_MM_ID; -EBUSY when the page is locked, by an
+ * rmap walk that may be unmapping it; -ENOSPC past 1024 corruptions.
  *
  * Every corruption is recorded so that it can be undone, and an mmu notifier
  * makes sure that it is, before the kernel itself could trip over it: its
@@ -49,6 +56,7 @@
 #include <linux/mutex.h>
 #include <linux/pagemap.h>
 #include <linux/pgtable.h>
+#include <linux/rmap.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
@@ -67,6 +75,7 @@ enum pdi_kind {
 	PDI_LOST,
 	PDI_MAPCOUNT,
 	PDI_REF,
+	PDI_MM_ID,
 };
 
 static const char * const pdi_kind_names[] = {
@@ -75,6 +84,7 @@ static const char * const pdi_kind_names[] = {
 	[PDI_LOST]	= "lost",
 	[PDI_MAPCOUNT]	= "mapcount",
 	[PDI_REF]	= "ref",
+	[PDI_MM_ID]	= "mm_id",
 };
 
 /* One corruption, and what it takes to undo it. */
@@ -82,9 +92,10 @@ struct pdi_record {
 	struct list_head node;		/* in pdi_mm.records, newest first */
 	enum pdi_kind kind;
 	unsigned long addr;		/* the PTE or page corrupted (stray: DST) */
-	unsigned long src;		/* stray, stale: SRC */
+	unsigned long src;		/* SRC; mm_id: its folio's start */
 	pte_t pte;			/* lost: the PTE cleared; stray: the one set */
 	struct page *page;		/* the page it is about */
+	unsigned int other_mm_id;	/* mm_id: the mm counted one over */
 };
 
 /*
@@ -237,6 +248,85 @@ gone:
 		pdi_kind_names[rec->kind], rec->addr);
 }
 
+#ifdef CONFIG_MM_ID
+/* The slot of @folio's per-mm mapcounts that counts @id, or -1. */
+static int pdi_mm_id_slot(struct folio *folio, unsigned int id)
+{
+	if (folio_mm_id(folio, 0) == id)
+		return 0;
+	return folio_mm_id(folio, 1) == id ? 1 : -1;
+}
+
+/*
+ * Count one more mapping in slot @to and one fewer in slot @from, as the
+ * rmap code would: a slot whose count falls below zero is freed.
+ */
+static void pdi_move_mm_id_count(struct folio *folio, int from, int to)
+{
+	folio->_mm_id_mapcount[to]++;
+	if (--folio->_mm_id_mapcount[from] < 0) {
+		folio->_mm_id_mapcount[from] = -1;
+		folio_set_mm_id(folio, from, MM_ID_DUMMY);
+	}
+}
+
+static int pdi_skew_mm_id(struct mm_struct *mm, struct pdi_record *rec,
+			  struct folio *folio)
+{
+	int mine, other, ret = -ENXIO;
+
+	if (!folio_test_large(folio) || folio_test_hugetlb(folio))
+		return -ENXIO;
+	folio_lock_large_mapcount(folio);
+	mine = pdi_mm_id_slot(folio, mm->mm_id);
+	other = !mine;
+	/*
+	 * A count is the number of mappings less one: keep ours above zero.
+	 * Neither count can then reach the folio's own, so the folio is never
+	 * taken for mapped by one mm alone (and reused on a write fault).
+	 */
+	if (mine >= 0 && folio_mm_id(folio, other) != MM_ID_DUMMY &&
+	    folio->_mm_id_mapcount[mine] >= 1) {
+		rec->other_mm_id = folio_mm_id(folio, other);
+		rec->src = rec->addr - folio_page_idx(folio, rec->page) * PAGE_SIZE;
+		pdi_move_mm_id_count(folio, mine, other);
+		ret = 0;
+	}
+	folio_unlock_large_mapcount(folio);
+	return ret;
+}
+
+/*
+ * Give this mm its mapping back.  The other mm may have unmapped the folio
+ * meanwhile, its count over by one then: the move frees its slot.
+ */
+static void pdi_undo_mm_id(struct mm_struct *mm, struct pdi_record *rec)
+{
+	struct folio *folio = page_folio(rec->page);
+	int mine, other;
+
+	folio_lock_large_mapcount(folio);
+	mine = pdi_mm_id_slot(folio, mm->mm_id);
+	other = pdi_mm_id_slot(folio, rec->other_mm_id);
+	if (mine >= 0 && other >= 0)
+		pdi_move_mm_id_count(folio, other, mine);
+	folio_unlock_large_mapcount(folio);
+	if (mine < 0 || other < 0)
+		pr_info("mm_id at %#lx: an mm's count is gone, not undone\n",
+			rec->addr);
+}
+#else
+static int pdi_skew_mm_id(struct mm_struct *mm, struct pdi_record *rec,
+			  struct folio *folio)
+{
+	return -EOPNOTSUPP;
+}
+
+static void pdi_undo_mm_id(struct mm_struct *mm, struct pdi_record *rec)
+{
+}
+#endif
+
 /* Undo @rec and forget it.  pdi_mm.lock held: nothing here may sleep. */
 static void pdi_undo_one(struct pdi_mm *pm, struct pdi_record *rec)
 {
@@ -253,6 +343,9 @@ static void pdi_undo_one(struct pdi_mm *pm, struct pdi_record *rec)
 		break;
 	case PDI_REF:
 		folio_put(page_folio(rec->page));
+		break;
+	case PDI_MM_ID:
+		pdi_undo_mm_id(mm, rec);
 		break;
 	}
 	list_del(&rec->node);
@@ -279,7 +372,9 @@ static unsigned int pdi_undo_all(struct pdi_mm *pm)
  * when SRC is invalidated, whose unmapping could free the page under it (a
  * stale one is not: that is what it is for), and a stray or stale one when
  * anything in its PMD is: that can free or move the PTE table it lies in,
- * even when it is in a gap that no invalidation covers.
+ * even when it is in a gap that no invalidation covers.  A skewed per-mm
+ * count is undone when any of its folio is: this mm's count goes down with
+ * each of its mappings.
  */
 static bool pdi_affected(struct pdi_record *rec, unsigned long start,
 			 unsigned long end)
@@ -288,6 +383,9 @@ static bool pdi_affected(struct pdi_record *rec, unsigned long start,
 
 	if (rec->addr >= start && rec->addr < end)
 		return true;
+	if (rec->kind == PDI_MM_ID)
+		return rec->src < end &&
+		       rec->src + folio_size(page_folio(rec->page)) > start;
 	if (rec->kind != PDI_STRAY && rec->kind != PDI_STALE)
 		return false;
 	if (rec->kind == PDI_STRAY && rec->src >= start && rec->src < end)
@@ -369,7 +467,7 @@ static void pdi_release(struct mmu_notifier *mn, struct mm_struct *mm)
 
 static struct mmu_notifier *pdi_alloc_notifier(struct mm_struct *mm)
 {
-	struct pdi_mm *pm = kzalloc(sizeof(*pm), GFP_KERNEL);
+	struct pdi_mm *pm = kzalloc_obj(*pm, GFP_KERNEL);
 
 	if (!pm)
 		return ERR_PTR(-ENOMEM);
@@ -521,7 +619,7 @@ out:
 	return ret;
 }
 
-/* lost, mapcount and ref: the page the present PTE at rec->addr maps. */
+/* lost, mapcount, ref and mm_id: the page the present PTE at rec->addr maps. */
 static int pdi_corrupt_page(struct mm_struct *mm, struct pdi_record *rec)
 {
 	struct vm_area_struct *vma = vma_lookup(mm, rec->addr);
@@ -550,6 +648,9 @@ static int pdi_corrupt_page(struct mm_struct *mm, struct pdi_record *rec)
 		/* Mapped, under the PTE lock: the folio holds a reference already. */
 		folio_get(folio);
 		ret = 0;
+		break;
+	case PDI_MM_ID:
+		ret = pdi_skew_mm_id(mm, rec, folio);
 		break;
 	case PDI_MAPCOUNT:
 		/* A large folio counts its mappings elsewhere too. */
@@ -682,7 +783,7 @@ static int pdi_command(char *input, struct mm_struct *mm)
 	if (kind < 0)
 		return -EINVAL;
 
-	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
+	rec = kzalloc_obj(*rec, GFP_KERNEL);
 	if (!rec)
 		return -ENOMEM;
 	rec->kind = kind;

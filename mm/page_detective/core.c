@@ -257,17 +257,19 @@ static int pd_report_pfn(struct pd_query *q)
 	pd_note_refcount(q);
 	verdict = pd_verdict(q, &culprits);
 	seq_buf_printf(&q->s,
-		       "cost: %lu page-table entries in %lu PTE tables in %llu us, longest mmap lock hold %llu us; kernel page tables %llu us; rmap %llu us; verdict %llu us\n",
+		       "cost: %lu page-table entries in %lu PTE tables in %llu us, longest mmap lock hold %llu us, longest VMA lock hold %llu us; kernel page tables %llu us; rmap %llu us; verdict %llu us\n",
 		       q->entries, q->tables, div_u64(q->scan_ns, NSEC_PER_USEC),
 		       div_u64(q->longest_hold_ns, NSEC_PER_USEC),
+		       div_u64(q->longest_vma_hold_ns, NSEC_PER_USEC),
 		       div_u64(q->kernel_ns, NSEC_PER_USEC),
 		       div_u64(q->rmap_ns, NSEC_PER_USEC),
 		       div_u64(q->recheck_ns, NSEC_PER_USEC));
 	pd_summary_counts(q, &user, &rmap, &processes);
 	seq_buf_printf(&q->s,
-		       "summary: pfn=%#lx refcount=%d mapcount=%d kernel_mappings=%u user_mappings=%lu processes=%u memcg=%s verdict=%s rmap_mappings=%lu culprits=%u\n",
-		       q->pfn, q->refcount, q->mapcount, q->kernel_mappings,
-		       user, processes, q->memcg, verdict, rmap, culprits);
+		       "summary: pfn=%#lx refcount=%d mapcount=%d kernel_mappings=%u user_mappings=%lu processes=%u memcg=%s verdict=%s rmap_mappings=%lu culprits=%u level=%s\n",
+		       q->pfn, q->refcount, q->folio_level ? -1 : q->mapcount,
+		       q->kernel_mappings, user, processes, q->memcg, verdict,
+		       rmap, culprits, q->folio_level ? "folio" : "page");
 	return q->interrupted ? -EINTR : 0;
 }
 
@@ -360,7 +362,7 @@ static struct pd_query *pd_query_alloc(void)
 	struct pd_query *q;
 	char *buf;
 
-	q = kvzalloc(sizeof(*q), GFP_KERNEL);
+	q = kvzalloc_obj(*q, GFP_KERNEL);
 	/* Zeroed: a truncated report shows nothing it did not write. */
 	buf = kvzalloc(PD_REPORT_MAX, GFP_KERNEL);
 	if (!q || !buf) {
@@ -451,7 +453,7 @@ static int pd_open(struct inode *inode, struct file *file)
 
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	f = kzalloc_obj(*f, GFP_KERNEL);
 	if (!f)
 		return -ENOMEM;
 	mutex_init(&f->lock);

@@ -24,7 +24,7 @@ static const char *pd_kernel_area(unsigned long addr)
 		return "vmalloc";
 	if (is_vmalloc_or_module_addr((void *)addr))
 		return "module";
-	if (addr - __START_KERNEL_map < KERNEL_IMAGE_SIZE)
+	if (addr - KERNEL_IMAGE_MAP_START < KERNEL_IMAGE_MAP_SIZE)
 		return "kernel image";
 	return "other";
 }

@@ -65,7 +65,7 @@ struct pd_mm *pd_mm_get(struct pd_query *q, struct mm_struct *mm)
 	hash_for_each_possible(q->mms, pdm, node, (unsigned long)mm)
 		if (pdm->mm == mm)
 			return pdm;
-	pdm = kzalloc(sizeof(*pdm), GFP_KERNEL);
+	pdm = kzalloc_obj(*pdm, GFP_KERNEL);
 	if (!pdm) {
 		q->out_of_memory = true;
 		return NULL;
@@ -101,7 +101,7 @@ struct pd_map *pd_map_get(struct pd_query *q, struct pd_mm *pdm,
 	hash_for_each_possible(q->maps, map, node, key)
 		if (map->mm == pdm && map->addr == addr)
 			return map;
-	map = kzalloc(sizeof(*map), GFP_KERNEL);
+	map = kzalloc_obj(*map, GFP_KERNEL);
 	if (!map) {
 		q->out_of_memory = true;
 		return NULL;

@@ -25,6 +25,7 @@
 
 /* What a page that could not be pinned was: its snapshot's reason. */
 static const char pd_free[] = "free";
+static const char pd_typed[] = "a typed page, which no process maps";
 
 /*
  * Take a reference to the folio @page belongs to: folio_try_get() fails on
@@ -72,6 +73,15 @@ static const char *pd_no_page_reason(unsigned long pfn)
 }
 
 /*
+ * Whether @folio has a type of its own (slab, page table, ...), which its
+ * other pages share: a large slab's have none of their own.
+ */
+static bool pd_folio_typed(struct folio *folio)
+{
+	return page_has_type(&folio->page) && !folio_test_hugetlb(folio);
+}
+
+/*
  * Why a pinned page must be let go at once, or NULL.  Memory offlining
  * treats a hwpoisoned page as isolated whatever its refcount, and lets its
  * driver decide about a PageOffline() one: a reference held for the whole
@@ -85,31 +95,37 @@ static const char *pd_snapshot_reason(struct folio *folio, struct page *page)
 	if (PageOffline(page))
 		return "offline (ballooned or being unplugged)";
 	/*
-	 * The type is the folio's: the other pages of a large slab have none
-	 * of their own, and where a folio keeps its mapping the slab keeps
-	 * its own fields, nothing to walk a reverse map by.
+	 * Where a folio keeps its mapping a slab keeps its own fields,
+	 * nothing to walk a reverse map by.
 	 */
-	if (page_has_type(&folio->page) && !folio_test_hugetlb(folio))
-		return "a typed page, which no process maps";
+	if (pd_folio_typed(folio))
+		return pd_typed;
 	return NULL;
+}
+
+/*
+ * Why a page whose refcount is zero cannot be pinned: it is free, or
+ * frozen; a typed page is frozen all its life (slabs are, from 7.0).
+ */
+static const char *pd_unpinned_reason(struct page *page)
+{
+	return pd_folio_typed(page_folio(page)) ? pd_typed : pd_free;
 }
 
 /* What an unpinned @page is now, as pd_snapshot_reason() tells. */
 static const char *pd_snapshot_of(struct page *page)
 {
 	if (!folio_ref_count(page_folio(page)))
-		return pd_free;
+		return pd_unpinned_reason(page);
 	return pd_snapshot_reason(page_folio(page), page);
 }
 
 /* Whether the reverse map tracks where @folio is mapped. */
 static bool pd_folio_has_rmap(struct folio *folio)
 {
-	unsigned long mapping = (unsigned long)READ_ONCE(folio->mapping);
-
-	if (!mapping)
+	if (!READ_ONCE(folio->mapping))
 		return false;	/* vm_insert_page(), as for the vDSO */
-	return (mapping & PAGE_MAPPING_FLAGS) != PAGE_MAPPING_MOVABLE;
+	return !page_has_movable_ops(&folio->page);
 }
 
 #ifdef CONFIG_MEMCG
@@ -152,13 +168,22 @@ static void pd_find_memcg(struct pd_query *q, struct folio *folio)
 }
 #endif
 
-/* Describe the page at q->pfn, pinned as @folio or free (NULL). */
+/*
+ * Describe the page at q->pfn, pinned as @folio, or not pinned (NULL): then
+ * q->snapshot says why.
+ */
 static void pd_print_page(struct pd_query *q, struct folio *folio)
 {
 	seq_buf_printf(&q->s, "pfn %#lx paddr %#llx: node %d, zone %s\n",
 		       q->pfn, (unsigned long long)PFN_PHYS(q->pfn),
 		       page_to_nid(q->page), page_zone(q->page)->name);
 	dump_page_seq_buf(&q->s, q->page, folio ? 1 : 0);
+	if (!folio && q->snapshot == pd_typed) {
+		seq_buf_printf(&q->s,
+			       "folio: not kept pinned: %s, frozen (refcount zero); the above is a snapshot\n",
+			       pd_typed);
+		return;
+	}
 	if (!folio) {
 		seq_buf_puts(&q->s,
 			     "folio: none, the refcount is zero: free, or frozen while being split, migrated or freed\n");
@@ -168,6 +193,44 @@ static void pd_print_page(struct pd_query *q, struct folio *folio)
 		       folio_order(folio), folio_size(folio),
 		       folio_page_idx(folio, q->page),
 		       is_zero_pfn(q->pfn) ? ", the shared zero page" : "");
+}
+
+/* The page's own _mapcount, which a typed page uses for its type. */
+static int pd_own_mapcount(struct page *page)
+{
+	int mapcount = atomic_read(&page->_mapcount) + 1;
+
+	return page_mapcount_is_type(mapcount) ? 0 : mapcount;
+}
+
+/*
+ * Judge a large folio's mapcount when its pages have none of their own
+ * (CONFIG_NO_PAGE_MAPCOUNT): then the mappings of any page of the folio
+ * count.  A snapshot keeps the page level: nothing is compared with it.
+ */
+static void pd_choose_level(struct pd_query *q, struct folio *folio)
+{
+	if (!IS_ENABLED(CONFIG_NO_PAGE_MAPCOUNT) || q->snapshot ||
+	    !folio_test_large(folio))
+		return;
+	q->folio_level = true;
+	q->first_pfn = folio_pfn(folio);
+	q->nr_pfns = folio_nr_pages(folio);
+}
+
+/*
+ * The mapcount the query judges of the pinned @folio: the page's precise
+ * one; at folio level, the folio's, which counts each PTE and each PMD or
+ * PUD mapping of any of its pages once.  Without per-page mapcounts a
+ * small folio's is its page's own.
+ */
+static int pd_pinned_mapcount(struct pd_query *q, struct folio *folio)
+{
+	if (q->folio_level)
+		return folio_mapcount(folio);
+	if (IS_ENABLED(CONFIG_NO_PAGE_MAPCOUNT))
+		return pd_own_mapcount(q->page);
+	return folio_precise_page_mapcount(folio, q->page);
 }
 
 /**
@@ -190,6 +253,8 @@ int pd_describe_page(struct pd_query *q)
 	struct folio *folio;
 	int err = 0;
 
+	q->first_pfn = q->pfn;
+	q->nr_pfns = 1;
 	get_online_mems();
 	q->page = pfn_to_online_page(q->pfn);
 	if (!q->page) {
@@ -207,19 +272,19 @@ int pd_describe_page(struct pd_query *q)
 		goto out;
 	}
 
+	/* Nothing pins a free or frozen page: this is all a snapshot. */
+	if (!folio)
+		q->snapshot = pd_unpinned_reason(q->page);
 	pd_print_page(q, folio);
 	if (!folio) {
-		/* Nothing pins a free page: this is all a snapshot. */
-		q->snapshot = pd_free;
 		q->refcount = folio_ref_count(page_folio(q->page));
-		q->mapcount = atomic_read(&q->page->_mapcount) + 1;
-		if (page_mapcount_is_type(q->mapcount))
-			q->mapcount = 0;
+		q->mapcount = pd_own_mapcount(q->page);
 	} else {
 		q->refcount = folio_ref_count(folio) - 1;
-		q->mapcount = folio_precise_page_mapcount(folio, q->page);
 		q->snapshot = pd_snapshot_reason(folio, q->page);
 		q->has_rmap = !q->snapshot && pd_folio_has_rmap(folio);
+		pd_choose_level(q, folio);
+		q->mapcount = pd_pinned_mapcount(q, folio);
 		if (q->snapshot) {
 			seq_buf_printf(&q->s,
 				       "folio: not kept pinned: %s; the above is a snapshot\n",
@@ -229,6 +294,10 @@ int pd_describe_page(struct pd_query *q)
 		}
 	}
 	q->folio = folio;
+	if (q->folio_level)
+		seq_buf_printf(&q->s,
+			       "mapcount: per folio (CONFIG_NO_PAGE_MAPCOUNT): the mappings of its %lu pages, %d in all, are what is judged\n",
+			       q->nr_pfns, q->mapcount);
 	pd_find_memcg(q, folio);
 	seq_buf_printf(&q->s, "memcg: %s\n", q->memcg);
 	dump_page_owner_seq_buf(&q->s, q->page);
@@ -264,16 +333,15 @@ bool pd_page_changed(struct pd_query *q)
 }
 
 /**
- * pd_page_mapcount - the page's precise mapcount now
+ * pd_page_mapcount - the mapcount the query judges, now
  * @q: the query, after pd_describe_page()
  *
- * Return: the mapcount of the pinned page now, or of a page described as a
- * snapshot the mapcount it had then.
+ * Return: the mapcount of the pinned page (or at folio level, of its folio)
+ * now, or of a page described as a snapshot the mapcount it had then.
  */
 int pd_page_mapcount(struct pd_query *q)
 {
-	return q->folio ? folio_precise_page_mapcount(q->folio, q->page) :
-			  q->mapcount;
+	return q->folio ? pd_pinned_mapcount(q, q->folio) : q->mapcount;
 }
 
 /**

@@ -20,6 +20,7 @@
 #include <linux/sched.h>
 #include <linux/seq_buf.h>
 #include <linux/swap.h>
+#include <linux/leafops.h>	/* after swap.h, which it needs */
 
 /* A query is one short line: "PID VADDR" or "PADDR", and "quick". */
 #define PD_INPUT_MAX		64
@@ -39,8 +40,13 @@
 #define PD_RECHECK_ROUNDS	2
 /* The pause before each: what is in flight (a KSM merge, ...) lands. */
 #define PD_RECHECK_PAUSE_MS	20
-/* How long the scan holds one process's mmap lock before letting go. */
+/* How long the scan holds a process's mmap lock, or a VMA's, at a time. */
 #define PD_LOCK_HOLD_NS		(200 * NSEC_PER_USEC)
+/*
+ * Whether the scan walks a VMA under its read lock (user.c), found as
+ * /proc/PID/maps finds it, with lock_next_vma().
+ */
+#define PD_PER_VMA_SCAN		IS_ENABLED(CONFIG_PER_VMA_LOCK)
 
 /* An mm the query met, in the scan or in the reverse map: mmgrab()bed. */
 struct pd_mm {
@@ -93,7 +99,7 @@ struct pd_leaf {
 	const char *level;		/* "pte", "pmd", "pud", "hugetlb"; NULL */
 	bool present;
 	unsigned long pfn;		/* when present */
-	swp_entry_t entry;		/* when not present */
+	softleaf_t entry;		/* when not present */
 	const void *ptr;		/* the entry: only compared */
 	bool table;			/* a PTE table covers the address */
 	bool outside_vma;		/* found through a neighbouring VMA */
@@ -124,7 +130,16 @@ struct pd_query {
 	const char *snapshot;		/* why it is not pinned, or NULL */
 	bool has_rmap;			/* the reverse map tracks it */
 	int refcount;			/* without our own reference */
-	int mapcount;			/* precise mapcount when we began */
+	int mapcount;			/* judged mapcount when we began */
+	/*
+	 * The level the mapcount is judged at: the page's own, or, without
+	 * per-page mapcounts (CONFIG_NO_PAGE_MAPCOUNT), a large folio's, with
+	 * a mapping of any of its pages found counted.  The pages whose
+	 * mappings are counted: [first_pfn, first_pfn + nr_pfns).
+	 */
+	bool folio_level;
+	unsigned long first_pfn, nr_pfns;
+	bool pud_counted;		/* a counted PUD leaf: see rmap.c */
 	char memcg[PATH_MAX];
 	char path[PATH_MAX];		/* scratch, for d_path() */
 
@@ -162,8 +177,45 @@ struct pd_query {
 	/* What the query cost. */
 	unsigned long entries;		/* user page-table entries read */
 	unsigned long tables;		/* user PTE tables read */
-	u64 scan_ns, longest_hold_ns, kernel_ns, rmap_ns, recheck_ns;
+	u64 scan_ns, kernel_ns, rmap_ns, recheck_ns;
+	u64 longest_hold_ns, longest_vma_hold_ns;	/* mmap lock's, a VMA's */
 };
+
+/*
+ * Whether a non-present entry is a mapping that the mapcount counts and the
+ * reverse map finds: a device-exclusive entry keeps its page mapped.
+ */
+static inline bool pd_softleaf_counted(softleaf_t entry)
+{
+	return softleaf_is_device_exclusive(entry);
+}
+
+/* Whether a mapping of @pfn is one the query counts. */
+static inline bool pd_pfn_counted(const struct pd_query *q, unsigned long pfn)
+{
+	return pfn - q->first_pfn < q->nr_pfns;
+}
+
+/*
+ * Whether a huge leaf mapping @nr pages from @first at @base maps a page the
+ * query counts, and at which address: q->pfn's if it maps q->pfn, else (at
+ * folio level) the first counted page's.  A huge leaf is one mapping.
+ */
+static inline bool pd_leaf_maps(const struct pd_query *q, unsigned long first,
+				unsigned long nr, unsigned long base,
+				unsigned long *addr)
+{
+	unsigned long pfn = q->pfn;
+
+	if (pfn - first >= nr) {
+		if (first + nr <= q->first_pfn ||
+		    first >= q->first_pfn + q->nr_pfns)
+			return false;
+		pfn = max(first, q->first_pfn);
+	}
+	*addr = base + ((pfn - first) << PAGE_SHIFT);
+	return true;
+}
 
 /* core.c */
 void pd_print_kaddr(struct pd_query *q, unsigned long addr);

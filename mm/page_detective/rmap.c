@@ -45,6 +45,18 @@ struct pd_rmap_walk {
 	bool overflow;
 };
 
+/* Whether @pte, which page_vma_mapped_walk() found, maps a counted page. */
+static bool pd_pte_counted(struct pd_query *q, pte_t pte)
+{
+	softleaf_t entry;
+
+	if (pte_present(pte))
+		return pd_pfn_counted(q, pte_pfn(pte));
+	entry = softleaf_from_pte(pte);
+	return pd_softleaf_counted(entry) &&
+	       pd_pfn_counted(q, softleaf_to_pfn(entry));
+}
+
 /* Keep @hit, taking mmgrab() on its mm: the walk's locks keep it only now. */
 static void pd_rmap_keep(struct pd_rmap_walk *rw, struct pd_hit hit)
 {
@@ -75,6 +87,7 @@ static bool pd_rmap_one(struct folio *folio, struct vm_area_struct *vma,
 		(folio_page_idx(folio, q->page) << PAGE_SHIFT);
 	DEFINE_FOLIO_VMA_WALK(pvmw, folio, vma, addr, 0);
 	struct pd_hit hit = { .mm = vma->vm_mm, .addr = page_addr };
+	bool mapped = false;
 
 	while (page_vma_mapped_walk(&pvmw)) {
 		pte_t pte;
@@ -88,15 +101,23 @@ static bool pd_rmap_one(struct folio *folio, struct vm_area_struct *vma,
 			hit.level = "pmd";
 		} else {
 			pte = ptep_get(pvmw.pte);
-			if (!pte_present(pte) || pte_pfn(pte) != q->pfn)
+			if (!pd_pte_counted(q, pte))
 				continue;
 			hit.entry = pvmw.pte;
 			hit.level = "pte";
 			hit.addr = pvmw.address;
 		}
 		hit.mapped = true;
+		mapped = true;
+		/* At folio level, each mapping of any of its pages counts. */
+		if (q->folio_level) {
+			pd_rmap_keep(rw, hit);
+			hit.addr = page_addr;
+		}
 	}
-	if (hit.mapped || (page_addr >= vma->vm_start && page_addr < vma->vm_end))
+	if (q->folio_level && mapped)
+		return true;
+	if (mapped || (page_addr >= vma->vm_start && page_addr < vma->vm_end))
 		pd_rmap_keep(rw, hit);
 	return true;
 }

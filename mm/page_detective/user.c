@@ -6,14 +6,23 @@
  * themselves, which finds a mapping that nothing else knows about.  It
  * walks every process by PID, holding one mm at a time and nothing between
  * processes, each mm once however many processes share it, every VMA up to
- * TASK_SIZE_MAX.  It takes the mmap lock for reading for a bounded time,
- * lets go, and goes on where it stopped; a fatal signal ends it.
+ * TASK_SIZE_MAX.  It walks each VMA under that VMA's read lock, as
+ * /proc/PID/smaps reads it, or else under the mmap lock taken for reading;
+ * it holds either for a bounded time, lets go, and goes on where it
+ * stopped; a fatal signal ends it.
  *
  * Entries that no VMA covers are read too, where a PTE table that a VMA
  * uses holds them: a page table left behind by munmap() is a way for a
  * page to stay mapped, unknown to everyone.  A whole page table in a gap
  * between VMAs is not read: munmap() frees such tables holding the mmap
  * lock only for reading, so only its writer could read them safely.
+ *
+ * Where such entries are is where the neighbouring VMAs end and start,
+ * which a VMA's lock does not keep: under it they are looked up, and the
+ * table read, within one read section of the mmap lock's sequence count
+ * (mmap_lock_speculate_try_begin()), as uprobes finds a VMA.  A table whose
+ * neighbours an mmap writer may have changed meanwhile is forgotten, and
+ * read again under the mmap lock.
  */
 
 #include <linux/hugetlb.h>
@@ -23,7 +32,6 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
-#include <linux/swapops.h>
 
 #include "pd.h"
 
@@ -31,15 +39,19 @@
 struct pd_mm_walk {
 	struct pd_query *q;
 	struct pd_mm *pdm;
+	struct vm_area_struct *vma;	/* being walked */
 	struct task_struct *task;
 	unsigned long found;		/* mappings found in this mm */
 	u64 locked_at;
-	u64 deadline;			/* when to let go of the mmap lock */
+	u64 deadline;			/* when to let go of the lock */
 	unsigned long resume;		/* where to go on after letting go */
 	bool progress;			/* walked something in this hold */
+	bool vma_locked;		/* this hold is of a VMA's read lock */
+	bool need_mmap_lock;		/* at resume, which that cannot walk */
 	/*
 	 * Of the VMA being walked, the one before it and the one after it, as
-	 * this hold of the mmap lock sees them: what an earlier hold saw may
+	 * this hold of the mmap lock sees them (under a VMA's lock, as
+	 * pd_vma_neighbours() looks them up): what an earlier hold saw may
 	 * have been unmapped or moved since.
 	 */
 	unsigned long vma_end;
@@ -90,17 +102,17 @@ void pd_print_mm_vma_name(struct pd_query *q, struct mm_struct *mm,
 	mmput(mm);
 }
 
-static const char *pd_swap_entry_kind(swp_entry_t entry)
+static const char *pd_swap_entry_kind(softleaf_t entry)
 {
-	if (is_migration_entry(entry))
+	if (softleaf_is_migration(entry))
 		return "migration entry";
-	if (is_hwpoison_entry(entry))
+	if (softleaf_is_hwpoison(entry))
 		return "hwpoison entry";
-	if (is_pte_marker_entry(entry))
+	if (softleaf_is_marker(entry))
 		return "pte marker";
-	if (is_device_private_entry(entry))
+	if (softleaf_is_device_private(entry))
 		return "device private entry";
-	if (is_device_exclusive_entry(entry))
+	if (softleaf_is_device_exclusive(entry))
 		return "device exclusive entry";
 	return "swap entry";
 }
@@ -122,9 +134,9 @@ void pd_print_leaf(struct seq_buf *s, const struct pd_leaf *leaf)
 	}
 	seq_buf_printf(s, "leaf: %s, not present: %s", leaf->level,
 		       pd_swap_entry_kind(leaf->entry));
-	if (is_pfn_swap_entry(leaf->entry))
-		seq_buf_printf(s, " for pfn %#lx", swp_offset_pfn(leaf->entry));
-	else if (!non_swap_entry(leaf->entry))
+	if (softleaf_has_pfn(leaf->entry))
+		seq_buf_printf(s, " for pfn %#lx", softleaf_to_pfn(leaf->entry));
+	else if (softleaf_is_swap(leaf->entry))
 		seq_buf_printf(s, " (type %u, offset %#lx)", swp_type(leaf->entry),
 			       swp_offset(leaf->entry));
 	seq_buf_putc(s, '\n');
@@ -153,11 +165,13 @@ static struct pd_pending *pd_found(struct pd_mm_walk *w, unsigned long addr,
 	return p;
 }
 
-/* The "user:" line of @p, found in the mm being walked, under its lock. */
+/*
+ * The "user:" line of @p, found in the VMA being walked, or outside every
+ * VMA, under the lock that keeps that VMA.
+ */
 static void pd_list_found(struct pd_mm_walk *w, const struct pd_pending *p)
 {
 	struct pd_query *q = w->q;
-	struct vm_area_struct *vma;
 
 	/* Leave room for the lines that end the report. */
 	if (q->nr_listed == PD_LISTED_MAX ||
@@ -174,17 +188,17 @@ static void pd_list_found(struct pd_mm_walk *w, const struct pd_pending *p)
 		seq_buf_puts(&q->s, "(outside every VMA) ");
 	if (p->shared_table)
 		seq_buf_puts(&q->s, "(page table shared) ");
-	if (test_bit(MMF_MULTIPROCESS, &w->pdm->mm->flags))
+	if (mm_flags_test(MMF_MULTIPROCESS, w->pdm->mm))
 		seq_buf_puts(&q->s, "(mm shared with other processes) ");
-	vma = p->outside_vma ? NULL : vma_lookup(w->pdm->mm, p->addr);
-	if (vma)
-		pd_print_vma_name(q, vma);
+	if (!p->outside_vma)
+		pd_print_vma_name(q, w->vma);
 	seq_buf_putc(&q->s, '\n');
 }
 
 /*
- * Record and list what the walk found since the last call.  Under the mmap
- * lock, which the VMA names need, and under no spinlock, as it allocates.
+ * Record and list what the walk found since the last call.  Under the lock
+ * that keeps the VMA, which its name needs, and under no spinlock, as it
+ * allocates.
  */
 static void pd_flush_found(struct pd_mm_walk *w)
 {
@@ -215,27 +229,50 @@ static void pd_flush_found(struct pd_mm_walk *w)
 	q->nr_pending = 0;
 }
 
+#if PD_PER_VMA_SCAN
 /*
- * Let others have the mmap lock: after PD_LOCK_HOLD_NS, or as soon as
- * someone waits for it, but only after walking something in this hold.
+ * Whether an mmap writer holds @mm's lock now: it may be waiting for a VMA
+ * that the scan has read-locked.
+ */
+static bool pd_mmap_write_locked(struct mm_struct *mm)
+{
+	unsigned int seq;
+
+	return !mmap_lock_speculate_try_begin(mm, &seq);
+}
+#else
+static bool pd_mmap_write_locked(struct mm_struct *mm)
+{
+	return false;
+}
+#endif
+
+/*
+ * Let others have the lock: after PD_LOCK_HOLD_NS, or as soon as someone
+ * may wait for it (for a VMA's, an mmap writer may), but only after walking
+ * something in this hold.
  */
 static bool pd_should_let_go(struct pd_mm_walk *w, struct mm_struct *mm)
 {
 	if (!w->progress)
 		return false;
-	return local_clock() > w->deadline || mmap_lock_is_contended(mm);
+	if (local_clock() > w->deadline)
+		return true;
+	return w->vma_locked ? pd_mmap_write_locked(mm) :
+			       mmap_lock_is_contended(mm);
 }
 
 /*
  * A non-present entry naming q->pfn: a migration, hwpoison or device entry.
- * The page's mapcount does not count them.
+ * The page's mapcount counts only a device-exclusive one.
  */
 static void pd_user_swap_entry(struct pd_mm_walk *w, unsigned long addr,
-			       const void *ptr, swp_entry_t entry,
+			       const void *ptr, softleaf_t entry,
 			       const char *level, bool outside_vma)
 {
-	if (is_pfn_swap_entry(entry) && swp_offset_pfn(entry) == w->q->pfn)
-		pd_found(w, addr, ptr, level, pd_swap_entry_kind(entry),
+	if (softleaf_has_pfn(entry) && pd_pfn_counted(w->q, softleaf_to_pfn(entry)))
+		pd_found(w, addr, ptr, level,
+			 pd_softleaf_counted(entry) ? NULL : pd_swap_entry_kind(entry),
 			 outside_vma);
 }
 
@@ -244,16 +281,22 @@ static int pd_user_pud(pud_t *pud, unsigned long addr, unsigned long next,
 {
 	struct pd_mm_walk *w = walk->private;
 	pud_t val = pudp_get(pud);
-	unsigned long first;
+	unsigned long at;
+	bool counted;
 
 	if (!pud_present(val) || !pud_leaf(val))
 		return 0;
-	/* A user PUD leaf is a DAX or PFN mapping: no rmap, no mapcount. */
+	/*
+	 * A user PUD leaf is a DAX or PFN mapping.  An fsdax one counts in the
+	 * mapcount, but page_vma_mapped_walk() cannot see it: the verdict
+	 * says so (q->pud_counted).
+	 */
 	walk->action = ACTION_CONTINUE;
-	first = pud_pfn(val);
-	if (w->q->pfn - first < (PUD_SIZE >> PAGE_SHIFT)) {
-		pd_found(w, (addr & PUD_MASK) + ((w->q->pfn - first) << PAGE_SHIFT),
-			 pud, "pud", "special", false);
+	if (pd_leaf_maps(w->q, pud_pfn(val), PUD_SIZE >> PAGE_SHIFT,
+			 addr & PUD_MASK, &at)) {
+		counted = vm_normal_page_pud(walk->vma, addr, val);
+		w->q->pud_counted |= counted;
+		pd_found(w, at, pud, "pud", counted ? NULL : "special", false);
 		pd_flush_found(w);
 	}
 	return 0;
@@ -269,14 +312,16 @@ static bool pd_pmd_counted(struct vm_area_struct *vma, unsigned long addr,
 }
 
 /*
- * Whether a PTE may concern @pfn: it maps @pfn, or it is neither empty nor
- * present (a swap, migration or device entry, which pd_user_pte() decodes).
+ * Whether a PTE may concern the @nr pages from @pfn: it maps one of them,
+ * or it is neither empty nor present (a swap, migration or device entry,
+ * which pd_user_pte() decodes).
  */
-static inline bool pd_pte_may_map(pte_t pte, unsigned long pfn)
+static inline bool pd_pte_may_map(pte_t pte, unsigned long pfn,
+				  unsigned long nr)
 {
 	bool neither = (pte_none(pte) | pte_present(pte)) == 0;
 
-	return (pte_pfn(pte) == pfn) | neither;
+	return (pte_pfn(pte) - pfn < nr) | neither;
 }
 
 /*
@@ -287,13 +332,14 @@ static inline bool pd_pte_may_map(pte_t pte, unsigned long pfn)
  * memory mapped on the machine.
  */
 static bool pd_pte_table_may_map(pte_t *pte, unsigned int nr,
-				 unsigned long pfn)
+				 const struct pd_query *q)
 {
+	unsigned long pfn = q->first_pfn, nr_pfns = q->nr_pfns;
 	bool may = false;
 	unsigned int i;
 
 	for (i = 0; i < nr; i++)
-		may |= pd_pte_may_map(ptep_get(pte + i), pfn);
+		may |= pd_pte_may_map(ptep_get(pte + i), pfn, nr_pfns);
 	return may;
 }
 
@@ -308,15 +354,27 @@ static void pd_user_pte(struct pd_mm_walk *w, struct vm_area_struct *vma,
 	bool counted;
 
 	if (pte_present(pte)) {
-		if (pte_pfn(pte) != w->q->pfn)
+		if (!pd_pfn_counted(w->q, pte_pfn(pte)))
 			return;
 		counted = vma ? !!vm_normal_page(vma, addr, pte) :
 				!pte_special(pte) && !is_zero_pfn(pte_pfn(pte));
 		pd_found(w, addr, ptep, "pte", counted ? NULL : "special", !vma);
-	} else if (is_swap_pte(pte)) {
-		pd_user_swap_entry(w, addr, ptep, pte_to_swp_entry(pte), "pte",
+	} else if (!pte_none(pte)) {
+		pd_user_swap_entry(w, addr, ptep, softleaf_from_pte(pte), "pte",
 				   !vma);
 	}
+}
+
+/*
+ * Whether the PTE table of [@addr, @end), a part of @vma, holds entries
+ * that no VMA may cover: before the VMA on its first table, after it on its
+ * last.
+ */
+static bool pd_table_may_have_gaps(struct vm_area_struct *vma,
+				   unsigned long addr, unsigned long end)
+{
+	return (addr == vma->vm_start && (addr & ~PMD_MASK)) ||
+	       (end == vma->vm_end && (end & ~PMD_MASK));
 }
 
 /*
@@ -334,10 +392,57 @@ static void pd_table_gaps(struct pd_mm_walk *w, struct vm_area_struct *vma,
 	*lo = addr;
 	*hi = end;
 	if (addr == vma->vm_start)
-		*lo = max(table, w->prev_end);
+		*lo = clamp(w->prev_end, table, addr);
 	if (end == vma->vm_end && w->next_start - table >= PMD_SIZE)
 		*hi = table + PMD_SIZE;
 }
+
+/*
+ * Where the VMAs around @vma end and start, as the maple tree says under
+ * RCU, for pd_table_gaps(): nothing keeps them, so the caller reads them
+ * inside a read section of the mmap lock's sequence count, begun at *@seq,
+ * and checks it after.  Return: false if an mmap writer holds the lock now.
+ */
+#if PD_PER_VMA_SCAN
+static bool pd_vma_neighbours(struct pd_mm_walk *w, struct vm_area_struct *vma,
+			      unsigned int *seq)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	unsigned long index, start = vma->vm_start, end = vma->vm_end;
+	struct vm_area_struct *next;
+
+	if (!mmap_lock_speculate_try_begin(mm, seq))
+		return false;
+	rcu_read_lock();
+	w->prev_end = start & PMD_MASK;
+	index = w->prev_end;
+	while (start > index &&
+	       (next = mt_find(&mm->mm_mt, &index, start - 1)))
+		w->prev_end = READ_ONCE(next->vm_end);
+	index = end;
+	next = mt_find(&mm->mm_mt, &index, ULONG_MAX);
+	w->next_start = next ? READ_ONCE(next->vm_start) : TASK_SIZE_MAX;
+	rcu_read_unlock();
+	return true;
+}
+
+/* Whether an mmap writer came since pd_vma_neighbours() began at @seq. */
+static bool pd_neighbours_changed(struct mm_struct *mm, unsigned int seq)
+{
+	return mmap_lock_speculate_retry(mm, seq);
+}
+#else
+static bool pd_vma_neighbours(struct pd_mm_walk *w, struct vm_area_struct *vma,
+			      unsigned int *seq)
+{
+	return false;
+}
+
+static bool pd_neighbours_changed(struct mm_struct *mm, unsigned int seq)
+{
+	return true;
+}
+#endif
 
 /*
  * Read the PTE table of [@addr, @end) whole, and its entries outside every
@@ -348,10 +453,17 @@ static void pd_user_pte_table(struct pd_mm_walk *w, pmd_t *pmd,
 			      unsigned long addr, unsigned long end,
 			      struct mm_walk *walk)
 {
-	unsigned long pfn = w->q->pfn, lo, hi, a;
+	bool speculated = false;
+	unsigned long lo, hi, a;
 	pte_t *start, *pte;
 	spinlock_t *ptl;		/* the PTE table's */
+	unsigned int seq;
 
+	if (w->vma_locked && pd_table_may_have_gaps(walk->vma, addr, end)) {
+		if (!pd_vma_neighbours(w, walk->vma, &seq))
+			goto need_mmap_lock;
+		speculated = true;
+	}
 	pd_table_gaps(w, walk->vma, addr, end, &lo, &hi);
 	start = pte_offset_map_lock(walk->mm, pmd, lo, &ptl);
 	if (!start) {
@@ -361,17 +473,26 @@ static void pd_user_pte_table(struct pd_mm_walk *w, pmd_t *pmd,
 	}
 	w->q->tables++;
 	w->q->entries += (hi - lo) >> PAGE_SHIFT;
-	if (pd_pte_table_may_map(start, (hi - lo) >> PAGE_SHIFT, pfn)) {
+	if (pd_pte_table_may_map(start, (hi - lo) >> PAGE_SHIFT, w->q)) {
 		for (pte = start, a = lo; a != hi; pte++, a += PAGE_SIZE) {
 			pte_t val = ptep_get(pte);
 
-			if (pd_pte_may_map(val, pfn))
+			if (pd_pte_may_map(val, w->q->first_pfn, w->q->nr_pfns))
 				pd_user_pte(w, a >= addr && a < end ?
 					    walk->vma : NULL, a, pte, val);
 		}
 	}
 	pte_unmap_unlock(start, ptl);
+	if (speculated && pd_neighbours_changed(walk->mm, seq)) {
+		/* What was found in this table (nothing else) is forgotten. */
+		w->q->nr_pending = 0;
+		goto need_mmap_lock;
+	}
 	pd_flush_found(w);
+	return;
+
+need_mmap_lock:
+	w->need_mmap_lock = true;
 }
 
 static int pd_user_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
@@ -379,7 +500,7 @@ static int pd_user_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
 {
 	struct pd_mm_walk *w = walk->private;
 	pmd_t val = pmdp_get(pmd);
-	unsigned long first;
+	unsigned long at;
 
 	if (pd_should_let_go(w, walk->mm)) {
 		w->resume = addr;
@@ -389,8 +510,8 @@ static int pd_user_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
 	/* Never let the walker go down to PTEs, nor split a huge PMD. */
 	walk->action = ACTION_CONTINUE;
 
-	if (is_pmd_migration_entry(val)) {
-		pd_user_swap_entry(w, addr, pmd, pmd_to_swp_entry(val), "pmd",
+	if (pmd_is_valid_softleaf(val)) {
+		pd_user_swap_entry(w, addr, pmd, softleaf_from_pmd(val), "pmd",
 				   false);
 		pd_flush_found(w);
 		return 0;
@@ -399,15 +520,18 @@ static int pd_user_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
 		return 0;
 	if (!pmd_leaf(val)) {
 		pd_user_pte_table(w, pmd, addr, next, walk);
+		if (w->need_mmap_lock) {
+			w->resume = addr;
+			return 1;
+		}
 		return 0;
 	}
 
 	/* A huge PMD: the mmap lock keeps a PTE table from becoming one. */
 	w->q->entries++;
-	first = pmd_pfn(val);
-	if (w->q->pfn - first < (PMD_SIZE >> PAGE_SHIFT)) {
-		pd_found(w, (addr & PMD_MASK) + ((w->q->pfn - first) << PAGE_SHIFT),
-			 pmd, "pmd",
+	if (pd_leaf_maps(w->q, pmd_pfn(val), PMD_SIZE >> PAGE_SHIFT,
+			 addr & PMD_MASK, &at)) {
+		pd_found(w, at, pmd, "pmd",
 			 pd_pmd_counted(walk->vma, addr, val) ? NULL : "special",
 			 false);
 		pd_flush_found(w);
@@ -431,7 +555,7 @@ static int pd_user_hugetlb(pte_t *pte, unsigned long hmask, unsigned long addr,
 {
 	struct pd_mm_walk *w = walk->private;
 	pte_t val = huge_ptep_get(walk->mm, addr, pte);
-	unsigned long first;
+	unsigned long at;
 
 	if (pd_should_let_go(w, walk->mm)) {
 		w->resume = addr;
@@ -444,14 +568,13 @@ static int pd_user_hugetlb(pte_t *pte, unsigned long hmask, unsigned long addr,
 	if (pte_present(val)) {
 		struct pd_pending *p = NULL;
 
-		first = pte_pfn(val);
-		if (w->q->pfn - first < ((~hmask + 1) >> PAGE_SHIFT))
-			p = pd_found(w, addr + ((w->q->pfn - first) << PAGE_SHIFT),
-				     pte, "hugetlb", NULL, false);
+		if (pd_leaf_maps(w->q, pte_pfn(val), (~hmask + 1) >> PAGE_SHIFT,
+				 addr, &at))
+			p = pd_found(w, at, pte, "hugetlb", NULL, false);
 		if (p)
 			p->shared_table = pd_hugetlb_table_shared(pte, hmask);
 	} else if (!huge_pte_none(val)) {
-		pd_user_swap_entry(w, addr, pte, pte_to_swp_entry(val),
+		pd_user_swap_entry(w, addr, pte, softleaf_from_pte(val),
 				   "hugetlb", false);
 	}
 	pd_flush_found(w);
@@ -472,6 +595,7 @@ static int pd_user_test_walk(unsigned long start, unsigned long end,
 	struct pd_mm_walk *w = walk->private;
 	struct vm_area_struct *next;
 
+	w->vma = walk->vma;
 	w->prev_end = w->vma_end;
 	w->vma_end = walk->vma->vm_end;
 	next = find_vma(walk->mm, walk->vma->vm_end);
@@ -503,43 +627,118 @@ static unsigned long pd_gap_start(struct mm_struct *mm, unsigned long addr)
 	return start;
 }
 
+/* Begin a hold of a lock of the mm: of a VMA's if @vma_locked. */
+static void pd_begin_hold(struct pd_mm_walk *w, bool vma_locked)
+{
+	w->locked_at = local_clock();
+	w->deadline = w->locked_at + PD_LOCK_HOLD_NS;
+	w->progress = false;
+	w->resume = TASK_SIZE_MAX;
+	w->vma_locked = vma_locked;
+	w->need_mmap_lock = false;
+}
+
+/* How long the hold that pd_begin_hold() began has lasted. */
+static u64 pd_hold_ns(struct pd_mm_walk *w)
+{
+	return local_clock() - w->locked_at;
+}
+
 /*
- * Walk the page tables of @pdm's mm for mappings of q->pfn.  The mmap lock
- * is taken for a bounded time, let go, and taken again where the walk
- * stopped; what changed meanwhile is the race every report has.
+ * One hold of the mmap lock, for reading: the walk from @addr on, across
+ * VMAs, until it lets go.  Return: 0, the walker's error, or -EINTR.
+ */
+static int pd_walk_mmap_locked(struct pd_mm_walk *w, unsigned long addr)
+{
+	struct mm_struct *mm = w->pdm->mm;
+	int err;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	pd_begin_hold(w, false);
+	/*
+	 * The gap before this hold's first VMA starts where this hold sees
+	 * the VMA before it end, not where an earlier hold saw one end: that
+	 * VMA may have been unmapped or moved since, and its end now lie
+	 * above the first VMA (a gap the wrong way round, read past the end
+	 * of its PTE table).
+	 */
+	w->vma_end = pd_gap_start(mm, addr);
+	err = walk_page_range(mm, addr, TASK_SIZE_MAX, &pd_user_ops, w);
+	pd_flush_found(w);
+	mmap_read_unlock(mm);
+	w->q->longest_hold_ns = max(w->q->longest_hold_ns, pd_hold_ns(w));
+	return err < 0 ? err : 0;
+}
+
+#if PD_PER_VMA_SCAN
+/* pd_user_ops, for one VMA under its read lock, which the caller holds. */
+static const struct mm_walk_ops pd_user_vma_ops = {
+	.pud_entry	= pd_user_pud,
+	.pmd_entry	= pd_user_pmd,
+	.hugetlb_entry	= pd_user_hugetlb,
+	.walk_lock	= PGWALK_VMA_RDLOCK_VERIFY,
+};
+
+/*
+ * One hold of a VMA's read lock: the VMA at or after @addr, found and
+ * locked as /proc/PID/maps finds the next one, walked from @addr until it
+ * ends or the walk lets go.  Return: 0, the walker's error, -EINTR, or
+ * -EAGAIN if the VMA could not be locked: the mmap lock is for that.
+ */
+static int pd_walk_vma_locked(struct pd_mm_walk *w, unsigned long addr)
+{
+	VMA_ITERATOR(vmi, w->pdm->mm, addr);
+	struct mm_struct *mm = w->pdm->mm;
+	struct vm_area_struct *vma;
+	int err;
+
+	rcu_read_lock();
+	vma = lock_next_vma(mm, &vmi, addr);
+	rcu_read_unlock();
+	if (IS_ERR(vma))
+		return PTR_ERR(vma);
+	pd_begin_hold(w, true);
+	if (!vma)
+		return 0;		/* no VMA left: resume is the end */
+	w->vma = vma;
+	w->resume = vma->vm_end;
+	err = walk_page_range_vma(vma, max(addr, vma->vm_start), vma->vm_end,
+				  &pd_user_vma_ops, w);
+	pd_flush_found(w);
+	vma_end_read(vma);
+	w->q->longest_vma_hold_ns = max(w->q->longest_vma_hold_ns,
+					pd_hold_ns(w));
+	return err < 0 ? err : 0;
+}
+#else
+static int pd_walk_vma_locked(struct pd_mm_walk *w, unsigned long addr)
+{
+	return -EAGAIN;
+}
+#endif
+
+/*
+ * Walk the page tables of @pdm's mm for mappings of q->pfn: a VMA at a
+ * time under its read lock, or, where that cannot be, a stretch under the
+ * mmap lock.  Either is held for a bounded time, let go, and taken again
+ * where the walk stopped; what changed meanwhile is the race every report
+ * has.
  */
 static void pd_walk_mm(struct pd_query *q, struct pd_mm *pdm)
 {
 	struct pd_mm_walk w = { .q = q, .pdm = pdm };
-	struct mm_struct *mm = pdm->mm;
 	unsigned long addr = 0;
 	int err;
 
 	q->scanned++;
 	while (addr < TASK_SIZE_MAX) {
-		if (mmap_read_lock_killable(mm)) {
-			q->interrupted = true;
-			break;
-		}
-		w.locked_at = local_clock();
-		w.deadline = w.locked_at + PD_LOCK_HOLD_NS;
-		w.progress = false;
-		w.resume = TASK_SIZE_MAX;
-		/*
-		 * The gap before this hold's first VMA starts where this
-		 * hold sees the VMA before it end, not where an earlier hold
-		 * saw one end: that VMA may have been unmapped or moved since,
-		 * and its end now lie above the first VMA (a gap the wrong
-		 * way round, read past the end of its PTE table).
-		 */
-		w.vma_end = pd_gap_start(mm, addr);
-		err = walk_page_range(mm, addr, TASK_SIZE_MAX, &pd_user_ops, &w);
-		pd_flush_found(&w);
-		mmap_read_unlock(mm);
-		q->longest_hold_ns = max(q->longest_hold_ns,
-					 local_clock() - w.locked_at);
-
-		if (err < 0 || fatal_signal_pending(current)) {
+		err = -EAGAIN;
+		if (!w.need_mmap_lock)
+			err = pd_walk_vma_locked(&w, addr);
+		if (err == -EAGAIN)
+			err = pd_walk_mmap_locked(&w, addr);
+		if (err || fatal_signal_pending(current)) {
 			q->interrupted = true;
 			break;
 		}
@@ -668,7 +867,7 @@ static void pd_entry_present(struct pd_leaf *leaf, unsigned long addr,
 	leaf->ptr = ptr;
 }
 
-static void pd_entry_missing(struct pd_leaf *leaf, swp_entry_t entry,
+static void pd_entry_missing(struct pd_leaf *leaf, softleaf_t entry,
 			     const char *level, const void *ptr)
 {
 	leaf->level = level;
@@ -700,8 +899,8 @@ static int pd_entry_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
 
 	/* As in pd_user_pmd(): do not let the walker split a huge PMD. */
 	walk->action = ACTION_CONTINUE;
-	if (is_pmd_migration_entry(val)) {
-		pd_entry_missing(ew->leaf, pmd_to_swp_entry(val), "pmd", pmd);
+	if (pmd_is_valid_softleaf(val)) {
+		pd_entry_missing(ew->leaf, softleaf_from_pmd(val), "pmd", pmd);
 		return 0;
 	}
 	if (!pmd_present(val))
@@ -723,7 +922,7 @@ static int pd_entry_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
 		pd_entry_present(ew->leaf, ew->addr, pte_pfn(pte), PAGE_SIZE,
 				 "pte", ptep);
 	else if (!pte_none(pte))
-		pd_entry_missing(ew->leaf, pte_to_swp_entry(pte), "pte", ptep);
+		pd_entry_missing(ew->leaf, softleaf_from_pte(pte), "pte", ptep);
 	pte_unmap_unlock(ptep, ptl);
 	return 0;
 }
@@ -740,7 +939,7 @@ static int pd_entry_hugetlb(pte_t *pte, unsigned long hmask,
 		pd_entry_present(ew->leaf, ew->addr, pte_pfn(val), ~hmask + 1,
 				 "hugetlb", pte);
 	else if (!huge_pte_none(val))
-		pd_entry_missing(ew->leaf, pte_to_swp_entry(val), "hugetlb",
+		pd_entry_missing(ew->leaf, softleaf_from_pte(val), "hugetlb",
 				 pte);
 	return 0;
 }

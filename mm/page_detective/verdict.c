@@ -21,13 +21,21 @@
  */
 
 #include <linux/mm.h>
+#include <linux/rmap.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/swap.h>
-#include <linux/swapops.h>
 
 #include "pd.h"
+
+/* A large folio's count of its mappings in one mm (MM_ID), and the scan's. */
+struct pd_mm_id {
+	unsigned int id;
+	int mapcount;
+	unsigned long found;		/* mappings found in that mm */
+	struct pd_mm *pdm;		/* that mm, if the query met it */
+};
 
 /* What the sources say in one round of the verdict. */
 struct pd_round {
@@ -38,6 +46,10 @@ struct pd_round {
 	unsigned long suspects;		/* mapped, unknown to the rmap */
 	unsigned long reread, gone;
 	bool reread_incomplete;		/* more suspects than re-read */
+	/* The folio's per-mm mapcounts, compared where pd_weigh_mm_ids() can. */
+	struct pd_mm_id mm_ids[2];
+	unsigned int nr_mm_ids;
+	bool mm_ids_differ;
 };
 
 /*
@@ -93,7 +105,7 @@ static int pd_reread(struct pd_query *q, struct mm_struct *mm,
 	mmput(mm);
 	if (err)
 		return err;
-	return leaf->present && leaf->pfn == q->pfn;
+	return leaf->present && pd_pfn_counted(q, leaf->pfn);
 }
 
 /*
@@ -125,6 +137,70 @@ static int pd_reread_unconfirmed(struct pd_query *q, struct pd_round *rd)
 	return 0;
 }
 
+#ifdef CONFIG_MM_ID
+/* The mappings present in round @rd in the mm whose id is @id. */
+static unsigned long pd_mm_id_found(struct pd_query *q, unsigned int id,
+				    struct pd_mm **pdm)
+{
+	unsigned long found = 0;
+	struct pd_map *map;
+
+	*pdm = NULL;
+	list_for_each_entry(map, &q->map_list, list) {
+		if (!(map->seen & PD_SEEN_PRESENT) || map->mm->mm->mm_id != id)
+			continue;
+		*pdm = map->mm;
+		found++;
+	}
+	return found;
+}
+
+/*
+ * A large folio also counts its mappings per mm, for up to two mms
+ * (folio->_mm_id[], which the rmap code keeps under the folio's
+ * large-mapcount lock, taken here for a consistent copy): at folio level,
+ * as many mappings must be found in each of them.  Compared only while the
+ * folio's mapcount is the one round @rd judges, steady, as the mappings
+ * found are; a hugetlb folio has no per-mm counts.
+ */
+static void pd_weigh_mm_ids(struct pd_query *q, struct pd_round *rd)
+{
+	struct folio *folio = q->folio;
+	struct pd_mm_id ids[2];
+	unsigned int i;
+	int mapcount;
+
+	rd->nr_mm_ids = 0;
+	rd->mm_ids_differ = false;
+	if (!q->folio_level || !folio || folio_test_hugetlb(folio) ||
+	    rd->mapcount_changed)
+		return;
+	folio_lock_large_mapcount(folio);
+	mapcount = folio_large_mapcount(folio);
+	for (i = 0; i < ARRAY_SIZE(ids); i++) {
+		ids[i].id = folio_mm_id(folio, i);
+		ids[i].mapcount = folio->_mm_id_mapcount[i] + 1;
+	}
+	folio_unlock_large_mapcount(folio);
+	if (mapcount != rd->mapcount)
+		return;
+	for (i = 0; i < ARRAY_SIZE(ids); i++) {
+		struct pd_mm_id *m = &rd->mm_ids[rd->nr_mm_ids];
+
+		if (ids[i].id == MM_ID_DUMMY)
+			continue;
+		*m = ids[i];
+		m->found = pd_mm_id_found(q, m->id, &m->pdm);
+		rd->mm_ids_differ |= m->found != m->mapcount;
+		rd->nr_mm_ids++;
+	}
+}
+#else
+static void pd_weigh_mm_ids(struct pd_query *q, struct pd_round *rd)
+{
+}
+#endif
+
 /* Count what round @rd sees: mappings, and suspects of corruption. */
 static void pd_weigh(struct pd_query *q, struct pd_round *rd)
 {
@@ -138,13 +214,14 @@ static void pd_weigh(struct pd_query *q, struct pd_round *rd)
 		rd->suspects += pd_map_suspect(q, map, rd->round);
 	}
 	rd->mappings = pd_count_entries(q, PD_SEEN_PRESENT);
+	pd_weigh_mm_ids(q, rd);
 }
 
 /* Whether the sources agree in round @rd. */
 static bool pd_agree(const struct pd_round *rd)
 {
 	return !rd->mapcount_changed && !rd->suspects &&
-	       rd->mappings == rd->mapcount;
+	       rd->mappings == rd->mapcount && !rd->mm_ids_differ;
 }
 
 /*
@@ -208,8 +285,8 @@ static void pd_print_held(struct seq_buf *s, const struct pd_leaf *leaf)
 {
 	if (leaf->present)
 		seq_buf_printf(s, "pfn %#lx", leaf->pfn);
-	else if (leaf->level && is_pfn_swap_entry(leaf->entry))
-		seq_buf_printf(s, "an entry for pfn %#lx", swp_offset_pfn(leaf->entry));
+	else if (leaf->level && softleaf_has_pfn(leaf->entry))
+		seq_buf_printf(s, "an entry for pfn %#lx", softleaf_to_pfn(leaf->entry));
 	else if (leaf->level)
 		seq_buf_puts(s, "a swap entry");
 	else
@@ -250,6 +327,61 @@ static int pd_name_candidates(struct pd_query *q, unsigned int *culprits)
 	return 0;
 }
 
+/* Which mm a per-mm mapcount is of: a process, or one the query never met. */
+static void pd_print_mm_id(struct pd_query *q, const struct pd_mm_id *m)
+{
+	if (m->pdm && m->pdm->tgid)
+		seq_buf_printf(&q->s, "pid %d (%s)", m->pdm->tgid,
+			       m->pdm->comm);
+	else
+		seq_buf_printf(&q->s, "mm id %u, of no process the scan met",
+			       m->id);
+}
+
+/* The per-mm mapcounts that round @rd compared, and what was found. */
+static void pd_print_mm_ids(struct pd_query *q, const struct pd_round *rd)
+{
+	unsigned int i;
+
+	for (i = 0; i < rd->nr_mm_ids; i++) {
+		const struct pd_mm_id *m = &rd->mm_ids[i];
+
+		seq_buf_puts(&q->s, "per-mm mapcount: ");
+		pd_print_mm_id(q, m);
+		seq_buf_printf(&q->s, " %d, mappings found there %lu%s\n",
+			       m->mapcount, m->found,
+			       m->found == m->mapcount ? "" : ": they differ");
+	}
+}
+
+/*
+ * The folio's mapcount matches the mappings found, but its count for an
+ * mm does not: one mm's mappings are counted against another, or a
+ * per-mm count is corrupted.
+ */
+static const char *pd_judge_mm_ids(struct pd_query *q, struct pd_round *rd,
+				   unsigned int *culprits)
+{
+	unsigned int i;
+
+	for (i = 0; i < rd->nr_mm_ids; i++) {
+		const struct pd_mm_id *m = &rd->mm_ids[i];
+
+		if (m->found == m->mapcount)
+			continue;
+		(*culprits)++;
+		seq_buf_puts(&q->s, "culprit: ");
+		pd_print_mm_id(q, m);
+		seq_buf_printf(&q->s,
+			       " (the folio counts %d mappings in this mm, %lu are in its page tables)\n",
+			       m->mapcount, m->found);
+	}
+	seq_buf_printf(&q->s,
+		       "verdict: mismatch, folio mapcount %d matches the mappings found, but its per-mm mapcounts (MM_ID) do not (culprit: lines)\n",
+		       rd->mapcount);
+	return "mismatch";
+}
+
 /* ---- The verdict --------------------------------------------------------- */
 
 /* Why the answer cannot be known whatever the sources say, or NULL. */
@@ -264,6 +396,12 @@ static const char *pd_unknowable(struct pd_query *q)
 	if (q->exiting)
 		return "the scan could not see a process that was exiting";
 	return NULL;
+}
+
+/* What the mapcount judged is: see pd_query.folio_level. */
+static const char *pd_mapcount_name(const struct pd_query *q)
+{
+	return q->folio_level ? "folio mapcount" : "mapcount";
 }
 
 static const char *pd_sources(struct pd_query *q)
@@ -307,8 +445,8 @@ static const char *pd_judge_too_many(struct pd_query *q, struct pd_round *rd,
 {
 	if (!q->has_rmap && !rd->mapcount)
 		*culprits = pd_name_uncounted(q, rd->round);
-	seq_buf_printf(&q->s, "verdict: mismatch, mapcount %d, mappings found %lu, in %s\n",
-		       rd->mapcount, rd->mappings, pd_sources(q));
+	seq_buf_printf(&q->s, "verdict: mismatch, %s %d, mappings found %lu, in %s\n",
+		       pd_mapcount_name(q), rd->mapcount, rd->mappings, pd_sources(q));
 	return "mismatch";
 }
 
@@ -320,13 +458,13 @@ static const char *pd_judge_too_few(struct pd_query *q, struct pd_round *rd,
 		return "partial";
 	if (*culprits) {
 		seq_buf_printf(&q->s,
-			       "verdict: mismatch, mapcount %d, mappings found %lu: the reverse map expects the page where it is not mapped (culprit: lines)\n",
-			       rd->mapcount, rd->mappings);
+			       "verdict: mismatch, %s %d, mappings found %lu: the reverse map expects the page where it is not mapped (culprit: lines)\n",
+			       pd_mapcount_name(q), rd->mapcount, rd->mappings);
 		return "mismatch";
 	}
 	seq_buf_printf(&q->s,
-		       "note: mapcount %d, mappings found %lu, and %s: a leaked mapcount, or a mapping in a page table that no VMA covers\n",
-		       rd->mapcount, rd->mappings,
+		       "note: %s %d, mappings found %lu, and %s: a leaked mapcount, or a mapping in a page table that no VMA covers\n",
+		       pd_mapcount_name(q), rd->mapcount, rd->mappings,
 		       q->has_rmap ? "the reverse map expects the page nowhere else" :
 				     "the reverse map does not track the page");
 	seq_buf_puts(&q->s,
@@ -366,6 +504,12 @@ static const char *pd_judge(struct pd_query *q, struct pd_round *rd,
 			       rd->mapcount, rd->mappings);
 		return "partial";
 	}
+	/* A disagreement is then the reverse map's blind spot, not news. */
+	if (q->pud_counted) {
+		seq_buf_puts(&q->s,
+			     "verdict: partial, a PUD mapping (fsdax) counts in the mapcount, and the walk of the reverse map (page_vma_mapped_walk()) cannot see PUD mappings\n");
+		return "partial";
+	}
 	*culprits = pd_name_strays(q);
 	if (*culprits) {
 		seq_buf_printf(&q->s,
@@ -385,6 +529,8 @@ static const char *pd_judge(struct pd_query *q, struct pd_round *rd,
 	}
 	if (rd->mappings > rd->mapcount)
 		return pd_judge_too_many(q, rd, culprits);
+	if (rd->mappings == rd->mapcount)
+		return pd_judge_mm_ids(q, rd, culprits);
 	return pd_judge_too_few(q, rd, culprits);
 }
 
@@ -422,6 +568,7 @@ const char *pd_verdict(struct pd_query *q, unsigned int *culprits)
 		gone += rd.gone;
 	}
 	q->recheck_ns = local_clock() - start;
+	pd_print_mm_ids(q, &rd);
 	if (rd.round)
 		seq_buf_printf(&q->s,
 			       "re-check: %u rounds, %lu mappings read again, %lu of them no longer mapped%s\n",
@@ -430,8 +577,8 @@ const char *pd_verdict(struct pd_query *q, unsigned int *culprits)
 
 	if (!pd_agree(&rd) || pd_unknowable(q))
 		return pd_judge(q, &rd, culprits);
-	seq_buf_printf(&q->s, "verdict: ok, mapcount %d matches the mappings in %s%s\n",
-		       rd.mapcount, pd_sources(q),
+	seq_buf_printf(&q->s, "verdict: ok, %s %d matches the mappings in %s%s\n",
+		       pd_mapcount_name(q), rd.mapcount, pd_sources(q),
 		       rd.round ? ", after a re-check: the page changed during the query" : "");
 	return "ok";
 }

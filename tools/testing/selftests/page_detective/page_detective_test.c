@@ -66,7 +66,61 @@ struct expect {
 	bool more_maps;		/* others may map the page too */
 	bool untracked;		/* the reverse map does not track the page */
 	const char *memcg;	/* NULL: only checked against kpagecgroup */
+	/*
+	 * The counted mappings of any page of the page's large folio, for a
+	 * kernel without per-page mapcounts; 0: those of the page (a folio
+	 * mapped whole, by a PMD or as hugetlb).
+	 */
+	long folio_maps;
 };
+
+/*
+ * The page's own mapcount, from /proc/kpagecount.  Without per-page
+ * mapcounts, 7.2's gives a typed page's type there instead of 0
+ * (folio_average_page_mapcount() does not test page_mapcount_is_type()): a
+ * page that /proc/kpageflags says is typed has none.
+ */
+static long page_mapcount(unsigned long pfn, uint64_t kpf)
+{
+	uint64_t typed = BIT64(KPF_SLAB) | BIT64(KPF_PGTABLE) | BIT64(KPF_BUDDY) |
+			 BIT64(KPF_OFFLINE);
+
+	if (pd_no_page_mapcount() && (kpf & typed))
+		return 0;
+	return kpage_read("kpagecount", pfn);
+}
+
+/*
+ * Check the mapcount that @r judged, on @e's page, against what the test
+ * mapped: the page's own, as /proc/kpagecount says; or, without per-page
+ * mapcounts (CONFIG_NO_PAGE_MAPCOUNT), for a pinned page of a large folio,
+ * the folio's, which counts a mapping of any of its pages: the test's own
+ * count of them (e->folio_maps), or, for a folio mapped whole (by a PMD, or
+ * hugetlb), /proc/kpagecount, exact there.  @counted: the page's counted
+ * mappings that the test made.
+ * Return: the counted mappings the report must list at its level.
+ */
+static long check_mapcount(struct __test_metadata *_metadata,
+			   const char *report, const struct pd_parsed *r,
+			   const struct expect *e, uint64_t kpf, long counted)
+{
+	uint64_t large = BIT64(KPF_COMPOUND_HEAD) | BIT64(KPF_COMPOUND_TAIL);
+	long mapcount;
+	char line[64];
+
+	if (!pd_no_page_mapcount() || !r->pinned || !(kpf & large)) {
+		EXPECT_STREQ("page", r->sum.level) TH_LOG("%s", report);
+		EXPECT_EQ(page_mapcount(e->pfn, kpf), r->sum.mapcount)
+			TH_LOG("%s", report);
+		return counted;
+	}
+	EXPECT_STREQ("folio", r->sum.level) TH_LOG("%s", report);
+	EXPECT_EQ(-1, r->sum.mapcount) TH_LOG("%s", report);
+	mapcount = e->folio_maps ?: (long)kpage_read("kpagecount", e->pfn);
+	snprintf(line, sizeof(line), "folio mapcount %ld matches", mapcount);
+	EXPECT_TRUE(pd_has_line(report, "verdict: ok", line)) TH_LOG("%s", report);
+	return e->folio_maps ?: counted;
+}
 
 /* The address the direct map gives physical address 0, once known. */
 static unsigned long direct_map_base;
@@ -101,8 +155,6 @@ static void check_report(struct __test_metadata *_metadata, const char *report,
 	ASSERT_EQ(0, pd_parse(report, r)) TH_LOG("%s", report);
 
 	EXPECT_EQ(e->pfn, r->sum.pfn);
-	EXPECT_EQ(kpage_read("kpagecount", e->pfn), r->sum.mapcount)
-		TH_LOG("%s", report);
 	EXPECT_STREQ("ok", r->sum.verdict) TH_LOG("%s", report);
 
 	/* memcg: the cgroup whose inode /proc/kpagecgroup gives. */
@@ -124,9 +176,11 @@ static void check_report(struct __test_metadata *_metadata, const char *report,
 	EXPECT_KPF(KPF_PGTABLE, !strcmp(r->page_type, "table"));
 	EXPECT_KPF(KPF_HUGE, !strcmp(r->page_type, "hugetlb"));
 	/*
-	 * Not KPF_KSM: 6.12's stable_page_flags() tests the KSM bits with
-	 * "mapping & PAGE_MAPPING_KSM", true for every anonymous page.
+	 * KPF_KSM only from 7.0: 6.12's stable_page_flags() tests the KSM bits
+	 * with "mapping & PAGE_MAPPING_KSM", true for every anonymous page.
 	 */
+	if (pd_kernel_version() >= 700)
+		EXPECT_KPF(KPF_KSM, !strcmp(r->kind, "ksm"));
 	if (!r->page_type[0])
 		EXPECT_KPF(KPF_ANON,
 			   !strcmp(r->kind, "anon") || !strcmp(r->kind, "ksm"));
@@ -144,7 +198,7 @@ static void check_report(struct __test_metadata *_metadata, const char *report,
 		EXPECT_FALSE(r->pinned);
 
 	/* User mappings: the ones the test made, and no other. */
-	if (!e->more_maps)
+	if (!e->more_maps && !e->folio_maps)
 		EXPECT_EQ(e->nr_maps, r->nr_user) TH_LOG("%s", report);
 	for (i = 0; i < e->nr_maps; i++) {
 		const struct expect_map *x = &e->maps[i];
@@ -166,8 +220,9 @@ static void check_report(struct __test_metadata *_metadata, const char *report,
 			;
 		pids += j == i;
 	}
+	counted = check_mapcount(_metadata, report, r, e, kpf, counted);
 	if (!e->more_maps) {
-		EXPECT_EQ(counted, r->sum.user_mappings);
+		EXPECT_EQ(counted, r->sum.user_mappings) TH_LOG("%s", report);
 		EXPECT_EQ(pids, r->sum.processes);
 	}
 	/*
@@ -207,6 +262,7 @@ static void check_quick(struct __test_metadata *_metadata, char *report,
 			const struct expect *e)
 {
 	struct pd_parsed *r = malloc(sizeof(*r));
+	uint64_t kpf = kpage_read("kpageflags", e->pfn);
 	long counted = 0;
 	int i;
 
@@ -215,10 +271,10 @@ static void check_quick(struct __test_metadata *_metadata, char *report,
 		TH_LOG("%s", report);
 	ASSERT_EQ(0, pd_parse(report, r)) TH_LOG("%s", report);
 	EXPECT_EQ(e->pfn, r->sum.pfn);
-	EXPECT_EQ(kpage_read("kpagecount", e->pfn), r->sum.mapcount);
 	EXPECT_EQ(0, r->nr_user);
 	/* Without a reverse map, a quick query has nothing to count. */
 	if (e->untracked) {
+		check_mapcount(_metadata, report, r, e, kpf, 0);
 		EXPECT_STREQ("partial", r->sum.verdict) TH_LOG("%s", report);
 		EXPECT_EQ(0, r->sum.rmap_mappings);
 		free(r);
@@ -244,9 +300,11 @@ static void check_quick(struct __test_metadata *_metadata, char *report,
 				EXPECT_STREQ(x->name, r->rmap[j].name);
 		}
 	}
+	counted = check_mapcount(_metadata, report, r, e, kpf, counted);
 	EXPECT_EQ(counted, r->sum.rmap_mappings);
 	EXPECT_EQ(counted, r->sum.user_mappings);
-	EXPECT_EQ(counted, r->nr_rmap);
+	if (!e->folio_maps)
+		EXPECT_EQ(counted, r->nr_rmap);
 	free(r);
 }
 
@@ -597,28 +655,38 @@ TEST_F(pd, shared_mm_walked_once)
 
 #define PMD_SIZE_2M	(2UL << 20)
 
-/* A PMD-mapped anonymous THP, or NULL (the test then skips). */
-static char *map_thp(void **area)
+/*
+ * The scan walks each VMA under its own read lock where the kernel can
+ * find and lock VMAs one by one for it (lock_next_vma(), which 6.12 has not,
+ * with CONFIG_PER_VMA_LOCK), else under the mmap lock alone: a VMA of 32 PTE
+ * tables is a hold of its read lock long enough to measure.
+ */
+TEST_F(pd, scan_holds_vma_locks)
 {
-	char *p = mmap(NULL, 2 * PMD_SIZE_2M, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *thp;
+	bool per_vma = pd_kernel_version() >= 700 &&
+		       !strcmp(pd_kernel_config("PER_VMA_LOCK"), "y");
+	size_t size = 32 * PMD_SIZE_2M;
+	struct pd_cost cost;
+	char *p;
 
-	if (p == MAP_FAILED)
-		return NULL;
-	*area = p;
-	thp = (char *)(((unsigned long)p + PMD_SIZE_2M - 1) & ~(PMD_SIZE_2M - 1));
-	madvise(thp, PMD_SIZE_2M, MADV_HUGEPAGE);
-	memset(thp, 0x3d, PMD_SIZE_2M);
-	if (!(kpage_read("kpageflags", pagemap_pfn(0, thp)) & BIT64(KPF_THP)))
-		return NULL;
-	return thp;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, madvise(p, size, MADV_NOHUGEPAGE));
+	memset(p, 0x21, size);
+	ASSERT_EQ(0, pd_phys(pagemap_pfn(0, p), self->report, PD_REPORT_SIZE))
+		TH_LOG("%s", self->report);
+	ASSERT_EQ(0, pd_parse_cost(self->report, &cost)) TH_LOG("%s", self->report);
+	EXPECT_EQ(per_vma, cost.vma_hold_us > 0) TH_LOG("%s", self->report);
+	EXPECT_TRUE(pd_has_line(self->report, "verdict: ok", ""))
+		TH_LOG("%s", self->report);
+	munmap(p, size);
 }
 
 TEST_F(pd, thp_pmd_mapped)
 {
 	void *area = NULL;
-	char *thp = map_thp(&area);
+	char *thp = pd_map_thp(&area);
 	char *tail;
 
 	if (!thp)
@@ -640,7 +708,7 @@ out:
 TEST_F(pd, thp_pte_mapped)
 {
 	void *area = NULL;
-	char *thp = map_thp(&area);
+	char *thp = pd_map_thp(&area);
 	char *page;
 
 	if (!thp)
@@ -649,6 +717,10 @@ TEST_F(pd, thp_pte_mapped)
 	page = thp + 2 * self->page_size;
 	struct expect_map maps[] = { { getpid(), page, "pte", true } };
 	struct expect e = { pagemap_pfn(0, page), maps, 1 };
+
+	/* Every page of the folio is still mapped, each by its own PTE. */
+	e.folio_maps = pagemap_count(0, thp, PMD_SIZE_2M, e.pfn - 2, 512);
+	EXPECT_EQ(512, e.folio_maps);
 	struct pd_parsed *r = malloc(sizeof(*r));
 
 	check_both(_metadata, self->report, getpid(), page, "pte", &e);
@@ -1192,9 +1264,31 @@ TEST_F(pd, memcg_child)
 /* ---- Kernel pages ------------------------------------------------------------- */
 
 /*
+ * Whether @report shows that the page was not what /proc/kpageflags said,
+ * @bits, for the whole query, though it said so before and after: a free
+ * page allocated meanwhile is pinned by the query (and freed by it, if its
+ * owner freed it first), or found changed by the verdict.
+ */
+static bool changed_during_query(const char *report, uint64_t bits)
+{
+	struct pd_parsed *r = malloc(sizeof(*r));
+	bool changed;
+
+	if (!r || pd_parse(report, r)) {
+		free(r);
+		return false;	/* check_report() fails on it */
+	}
+	changed = ((bits & BIT64(KPF_BUDDY)) && r->pinned) ||
+		  pd_has_line(report, "verdict: partial", "kept changing");
+	free(r);
+	return changed;
+}
+
+/*
  * Ask phys about the first pages that /proc/kpageflags gives all the @bits
  * of, from @start on, until one stays what it was while we asked; check it.
- * The report on it is left in @report.
+ * The report on it is left in @report.  Twenty pages that all change is a
+ * failure: a report that always says so is wrong.
  */
 static void check_kernel_page(struct __test_metadata *_metadata, char *report,
 			      uint64_t bits, unsigned long start,
@@ -1219,7 +1313,7 @@ static void check_kernel_page(struct __test_metadata *_metadata, char *report,
 			tried++;
 			err = pd_phys(pfn + i, report, PD_REPORT_SIZE);
 			if (err || ((kpage_read("kpageflags", pfn + i) ^ before) &
-				    bits))
+				    bits) || changed_during_query(report, bits))
 				continue;
 			/* Between the scan and the query, it stayed one. */
 			check_report(_metadata, report, &e, before);

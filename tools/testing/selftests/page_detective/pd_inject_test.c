@@ -192,6 +192,29 @@ TEST_F(inject, mapcount_raised_by_one)
 	EXPECT_EQ(count, kpagecount(pfn));
 }
 
+/*
+ * mm_id wants a large folio whose per-mm mapcounts (CONFIG_MM_ID, which
+ * 6.12 has not) count another mm too: not a small page, nor a THP that
+ * only this process maps.
+ */
+TEST_F(inject, mm_id_refused_without_another_mm)
+{
+	int expect = pd_kernel_version() >= 700 ? -ENXIO : -EOPNOTSUPP;
+	char *small = page_of(self->win, 0, true), *thp;
+	void *area = NULL;
+
+	EXPECT_EQ(expect, pd_inject("mm_id %p", small));
+	thp = pd_map_thp(&area);
+	if (thp) {
+		/* Mapped by PTEs, which is what the command reads. */
+		ASSERT_EQ(0, mprotect(thp + self->ps, self->ps, PROT_READ));
+		EXPECT_EQ(expect, pd_inject("mm_id %p", thp + 2 * self->ps));
+	}
+	EXPECT_EQ(-ENOENT, pd_inject("undo"));
+	if (area)
+		munmap(area, 2 * PD_THP_SIZE);
+}
+
 /* No counter of userspace shows the reference: undo must be taken. */
 TEST_F(inject, ref_taken_and_dropped)
 {

@@ -227,7 +227,8 @@ static void scan_kpageflags(struct sweep *s)
 		for (i = 0; i < n / sizeof(*flags); i++, pfn++) {
 			uint64_t f = flags[i];
 
-			if (f & BIT64(KPF_NOPAGE))
+			if ((f & BIT64(KPF_NOPAGE)) ||
+			    (!f && pd_pfn_block_online(pfn) == 0))
 				sample_pfn(s, K_HOLE, pfn);
 			else if (f & BIT64(KPF_BUDDY))
 				sample_pfn(s, K_BUDDY, pfn);

@@ -8,6 +8,7 @@
 #define PD_UTIL_H
 
 #include <linux/kernel-page-flags.h>
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -20,7 +21,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #define PD_DIR		"/sys/kernel/debug/page_detective"
@@ -42,6 +45,7 @@ struct pd_summary {
 	char verdict[16];
 	long rmap_mappings;	/* -1 if the report does not say */
 	long culprits;		/* -1 if the report does not say */
+	char level[8];		/* what the mapcount is of: page, folio */
 };
 
 static inline unsigned long pd_page_size(void)
@@ -214,7 +218,32 @@ static inline int pd_parse_summary(const char *report, struct pd_summary *s)
 	p = strstr(line, " culprits=");
 	if (p && (!end || p < end))
 		sscanf(p, " culprits=%ld", &s->culprits);
+	s->level[0] = '\0';
+	p = strstr(line, " level=");
+	if (p && (!end || p < end))
+		sscanf(p, " level=%7s", s->level);
 	return 0;
+}
+
+/* The running kernel's version, as major * 100 + minor (7.2: 702). */
+static inline int pd_kernel_version(void)
+{
+	struct utsname u;
+	int major, minor;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return -1;
+	return major * 100 + minor;
+}
+
+/*
+ * Whether the running kernel keeps no per-page mapcounts
+ * (CONFIG_NO_PAGE_MAPCOUNT): a large folio's mapcount is then judged at
+ * folio level, and /proc/kpagecount shows a per-page average.
+ */
+static inline bool pd_no_page_mapcount(void)
+{
+	return !strcmp(pd_kernel_config("NO_PAGE_MAPCOUNT"), "y");
 }
 
 /* What a query cost, from its "cost:" line. */
@@ -223,12 +252,13 @@ struct pd_cost {
 	unsigned long tables;		/* user PTE tables read */
 	unsigned long scan_us;		/* the scan of every process */
 	unsigned long hold_us;		/* longest mmap lock hold */
+	unsigned long vma_hold_us;	/* longest hold of a VMA's read lock */
 	unsigned long kernel_us;	/* the kernel's page tables */
 	unsigned long rmap_us;		/* the reverse map */
 };
 
 /* The report's "cost:" line, for sscanf(). */
-#define PD_COST_FMT "cost: %lu page-table entries in %lu PTE tables in %lu us, longest mmap lock hold %lu us; kernel page tables %lu us; rmap %lu us"
+#define PD_COST_FMT "cost: %lu page-table entries in %lu PTE tables in %lu us, longest mmap lock hold %lu us, longest VMA lock hold %lu us; kernel page tables %lu us; rmap %lu us"
 
 static inline int pd_parse_cost(const char *report, struct pd_cost *c)
 {
@@ -237,7 +267,7 @@ static inline int pd_parse_cost(const char *report, struct pd_cost *c)
 	if (!line)
 		return -1;
 	if (sscanf(line + 1, PD_COST_FMT, &c->entries, &c->tables, &c->scan_us,
-		   &c->hold_us, &c->kernel_us, &c->rmap_us) != 6)
+		   &c->hold_us, &c->vma_hold_us, &c->kernel_us, &c->rmap_us) != 7)
 		return -1;
 	return 0;
 }
@@ -294,6 +324,21 @@ static inline unsigned long pagemap_pfn(pid_t pid, const void *addr)
 	return entry & PM_PRESENT ? entry & PM_PFN_MASK : 0;
 }
 
+/*
+ * How many of the pages in [@addr, @addr + @len) that @pid maps are pages of
+ * the @nr from @first_pfn, as its pagemap says.
+ */
+static inline long pagemap_count(pid_t pid, const void *addr, unsigned long len,
+				 unsigned long first_pfn, unsigned long nr)
+{
+	unsigned long off;
+	long count = 0;
+
+	for (off = 0; off < len; off += pd_page_size())
+		count += pagemap_pfn(pid, (const char *)addr + off) - first_pfn < nr;
+	return count;
+}
+
 /* A /proc/kpageflags bit's mask, and the kernel-internal bit tests read. */
 #define BIT64(nr)	((uint64_t)1 << (nr))
 #define KPF_RESERVED	32	/* include/linux/kernel-page-flags.h */
@@ -313,6 +358,29 @@ static inline uint64_t kpage_read(const char *file, unsigned long pfn)
 		val = ~0ULL;
 	close(fd);
 	return val;
+}
+
+#define PD_THP_SIZE	(2UL << 20)
+
+/*
+ * A PMD-mapped anonymous THP, aligned inside a mapping of twice its size
+ * that *@area is set to (to munmap() whole), or NULL (the test then skips).
+ */
+static inline char *pd_map_thp(void **area)
+{
+	char *p = mmap(NULL, 2 * PD_THP_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *thp;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	*area = p;
+	thp = (char *)(((unsigned long)p + PD_THP_SIZE - 1) & ~(PD_THP_SIZE - 1));
+	madvise(thp, PD_THP_SIZE, MADV_HUGEPAGE);
+	memset(thp, 0x3d, PD_THP_SIZE);
+	if (!(kpage_read("kpageflags", pagemap_pfn(0, thp)) & BIT64(KPF_THP)))
+		return NULL;
+	return thp;
 }
 
 /* A report, parsed into the parts the tests check. */
@@ -710,15 +778,77 @@ static inline void pd_count_verdict(struct pd_verdicts *v, const char *report)
 		pd_info("mismatch %lu: %s\n", __i + 1, __v->why[__i]);	\
 } while (0)
 
+/* One more than the highest memory block number in sysfs. */
+static inline unsigned long pd_memory_blocks(void)
+{
+	DIR *dir = opendir("/sys/devices/system/memory");
+	unsigned long nr = 0, block;
+	struct dirent *d;
+
+	while (dir && (d = readdir(dir)))
+		if (sscanf(d->d_name, "memory%lu", &block) == 1 && block >= nr)
+			nr = block + 1;
+	if (dir)
+		closedir(dir);
+	return nr;
+}
+
 /*
- * Whether /proc/kpageflags says that @pfn has no memory map (KPF_NOPAGE),
- * or lies beyond the memory it describes.
+ * Whether @pfn lies in an online memory block, as sysfs tells: where the
+ * kernel has an online memory map.  1 or 0; -1 without memory blocks in
+ * sysfs (no memory hotplug), where all memory is online.
+ * The blocks' states are read once: the callers do not offline memory.
+ */
+static inline int pd_pfn_block_online(unsigned long pfn)
+{
+	static unsigned long block_pages, nr_blocks;
+	static bool *online;
+	unsigned long block;
+
+	if (!online) {
+		char path[80], state[16];
+		unsigned long bytes;
+		FILE *f = fopen("/sys/devices/system/memory/block_size_bytes", "r");
+
+		if (!f)
+			return -1;
+		if (fscanf(f, "%lx", &bytes) != 1 || bytes < (unsigned long)getpagesize()) {
+			fclose(f);
+			return -1;
+		}
+		fclose(f);
+		block_pages = bytes / getpagesize();
+		nr_blocks = pd_memory_blocks();
+		online = calloc(nr_blocks + 1, sizeof(*online));
+		if (!online)
+			return -1;
+		for (block = 0; block < nr_blocks; block++) {
+			snprintf(path, sizeof(path),
+				 "/sys/devices/system/memory/memory%lu/state", block);
+			f = fopen(path, "r");
+			if (!f)
+				continue;
+			online[block] = fscanf(f, "%15s", state) == 1 &&
+					!strcmp(state, "online");
+			fclose(f);
+		}
+	}
+	block = pfn / block_pages;
+	return block < nr_blocks && online[block];
+}
+
+/*
+ * Whether @pfn has no online memory map: /proc/kpageflags says KPF_NOPAGE
+ * (6.12) or lies beyond the memory it describes, or no online memory block
+ * holds it (7.2's /proc/kpageflags gives 0 there, as for a page with no
+ * flags).
  */
 static inline bool pd_pfn_has_no_page(unsigned long pfn)
 {
 	uint64_t flags = kpage_read("kpageflags", pfn);
 
-	return flags == ~0ULL || (flags & (1ULL << 20 /* KPF_NOPAGE */));
+	return flags == ~0ULL || (flags & (1ULL << 20 /* KPF_NOPAGE */)) ||
+	       pd_pfn_block_online(pfn) == 0;
 }
 
 /*
