@@ -27,6 +27,10 @@
  *                   must keep its mappings until undo.
  *   ref ADDR        take a reference on the folio ADDR maps, accounted
  *                   nowhere.
+ *   lock ADDR       hold the lock of the folio ADDR maps, as reclaim,
+ *                   migration or writeback holds it, until undo: not a
+ *                   corruption, a busy page, which the walk of the reverse
+ *                   map must give up on.
  *   undo            undo every corruption of this mm, newest first.
  *
  * Errors: -EINVAL for a malformed command, an address not page aligned or
@@ -76,6 +80,7 @@ enum pdi_kind {
 	PDI_MAPCOUNT,
 	PDI_REF,
 	PDI_MM_ID,
+	PDI_LOCK,
 };
 
 static const char * const pdi_kind_names[] = {
@@ -85,6 +90,7 @@ static const char * const pdi_kind_names[] = {
 	[PDI_MAPCOUNT]	= "mapcount",
 	[PDI_REF]	= "ref",
 	[PDI_MM_ID]	= "mm_id",
+	[PDI_LOCK]	= "lock",
 };
 
 /* One corruption, and what it takes to undo it. */
@@ -346,6 +352,10 @@ static void pdi_undo_one(struct pdi_mm *pm, struct pdi_record *rec)
 		break;
 	case PDI_MM_ID:
 		pdi_undo_mm_id(mm, rec);
+		break;
+	case PDI_LOCK:
+		folio_unlock(page_folio(rec->page));
+		folio_put(page_folio(rec->page));
 		break;
 	}
 	list_del(&rec->node);
@@ -619,7 +629,10 @@ out:
 	return ret;
 }
 
-/* lost, mapcount, ref and mm_id: the page the present PTE at rec->addr maps. */
+/*
+ * lost, mapcount, ref, mm_id and lock: the page the present PTE at
+ * rec->addr maps.
+ */
 static int pdi_corrupt_page(struct mm_struct *mm, struct pdi_record *rec)
 {
 	struct vm_area_struct *vma = vma_lookup(mm, rec->addr);
@@ -651,6 +664,16 @@ static int pdi_corrupt_page(struct mm_struct *mm, struct pdi_record *rec)
 		break;
 	case PDI_MM_ID:
 		ret = pdi_skew_mm_id(mm, rec, folio);
+		break;
+	case PDI_LOCK:
+		/*
+		 * Held past this call, with a reference, until undo, or until
+		 * an invalidation of ADDR, which comes before the folio is
+		 * unmapped there (and before its reference could be the last).
+		 */
+		ret = pdi_folio_trylock(folio);
+		if (!ret)
+			folio_get(folio);
 		break;
 	case PDI_MAPCOUNT:
 		/* A large folio counts its mappings elsewhere too. */

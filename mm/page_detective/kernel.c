@@ -57,30 +57,39 @@ static int pd_kernel_pud(pud_t *pud, unsigned long addr, unsigned long next,
 	return 0;
 }
 
+/*
+ * A huge leaf, or a PTE table, read here whole: vmalloc and module space
+ * are mapped by 4 KiB pages, tens of thousands of them, and a callback per
+ * entry would cost more than reading the entry does.  The walker is not
+ * let down to the table.
+ */
 static int pd_kernel_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
 			 struct mm_walk *walk)
 {
+	struct pd_query *q = walk->private;
 	pmd_t val = pmdp_get(pmd);
+	pte_t *pte;
 
-	if (pmd_present(val) && pmd_leaf(val))
-		pd_kernel_leaf(walk->private, addr, pmd_pfn(val), PMD_SIZE, "pmd");
-	return 0;
-}
+	walk->action = ACTION_CONTINUE;
+	if (!pmd_present(val))
+		return 0;
+	if (pmd_leaf(val)) {
+		pd_kernel_leaf(q, addr, pmd_pfn(val), PMD_SIZE, "pmd");
+		return 0;
+	}
+	pte = pte_offset_kernel(pmd, addr);
+	for (; addr != next; addr += PAGE_SIZE, pte++) {
+		pte_t entry = ptep_get(pte);
 
-static int pd_kernel_pte(pte_t *pte, unsigned long addr, unsigned long next,
-			 struct mm_walk *walk)
-{
-	pte_t val = ptep_get(pte);
-
-	if (pte_present(val))
-		pd_kernel_leaf(walk->private, addr, pte_pfn(val), PAGE_SIZE, "pte");
+		if (pte_present(entry) && pte_pfn(entry) == q->pfn)
+			pd_kernel_leaf(q, addr, q->pfn, PAGE_SIZE, "pte");
+	}
 	return 0;
 }
 
 static const struct mm_walk_ops pd_kernel_ops = {
 	.pud_entry	= pd_kernel_pud,
 	.pmd_entry	= pd_kernel_pmd,
-	.pte_entry	= pd_kernel_pte,
 };
 
 /*

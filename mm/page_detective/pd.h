@@ -169,7 +169,8 @@ struct pd_query {
 
 	/* The reverse map, walked once or more (passes). */
 	unsigned int rmap_passes;
-	const char *rmap_incomplete;	/* why a pass could not finish */
+	unsigned int rmap_finished;	/* PD_SEEN_RMAP() of passes that did */
+	const char *rmap_incomplete;	/* why the last pass did not finish */
 	struct pd_candidate candidates[PD_CANDIDATES_MAX];
 	unsigned int nr_candidates;	/* kept, of the last pass */
 	unsigned long more_candidates;	/* not kept */

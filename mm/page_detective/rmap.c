@@ -203,8 +203,9 @@ static void pd_rmap_record(struct pd_query *q, struct pd_rmap_walk *rw,
  * Each mapping found is recorded with PD_SEEN_RMAP() of this pass, and the
  * places where the page should be mapped and is not replace the
  * candidates of the pass before.  A walk that finds a lock contended, or
- * more mappings than there is room for, is tried again; one that never
- * finishes sets q->rmap_incomplete.  Might sleep.
+ * more mappings than there is room for, is tried again; one that finishes
+ * sets this pass's bit in q->rmap_finished, one that never does sets
+ * q->rmap_incomplete.  Might sleep.
  */
 void pd_rmap_pass(struct pd_query *q)
 {
@@ -232,6 +233,7 @@ void pd_rmap_pass(struct pd_query *q)
 		}
 		if (pd_rmap_walk_once(q, &rw)) {
 			pd_rmap_record(q, &rw, pass);
+			q->rmap_finished |= PD_SEEN_RMAP(pass);
 			break;
 		}
 		if (!rw.overflow) {

@@ -398,6 +398,22 @@ static void pd_table_gaps(struct pd_mm_walk *w, struct vm_area_struct *vma,
 }
 
 /*
+ * Where the gap before @addr begins, within @addr's PTE table: the end of
+ * the last VMA that ends at or below @addr there, or the table's start.
+ * One step back in the maple tree from the VMA or the gap at @addr, not a
+ * walk over every VMA of the table: a table may hold hundreds of small
+ * VMAs, each asking.  Under the mmap lock, or under RCU, where the caller
+ * checks the mmap lock's sequence count after.
+ */
+static unsigned long pd_gap_start(struct mm_struct *mm, unsigned long addr)
+{
+	unsigned long table = addr & PMD_MASK;
+	struct vm_area_struct *prev = mt_prev(&mm->mm_mt, addr, table);
+
+	return prev ? max(table, READ_ONCE(prev->vm_end)) : table;
+}
+
+/*
  * Where the VMAs around @vma end and start, as the maple tree says under
  * RCU, for pd_table_gaps(): nothing keeps them, so the caller reads them
  * inside a read section of the mmap lock's sequence count, begun at *@seq,
@@ -408,18 +424,13 @@ static bool pd_vma_neighbours(struct pd_mm_walk *w, struct vm_area_struct *vma,
 			      unsigned int *seq)
 {
 	struct mm_struct *mm = vma->vm_mm;
-	unsigned long index, start = vma->vm_start, end = vma->vm_end;
+	unsigned long index = vma->vm_end;
 	struct vm_area_struct *next;
 
 	if (!mmap_lock_speculate_try_begin(mm, seq))
 		return false;
 	rcu_read_lock();
-	w->prev_end = start & PMD_MASK;
-	index = w->prev_end;
-	while (start > index &&
-	       (next = mt_find(&mm->mm_mt, &index, start - 1)))
-		w->prev_end = READ_ONCE(next->vm_end);
-	index = end;
+	w->prev_end = pd_gap_start(mm, vma->vm_start);
 	next = mt_find(&mm->mm_mt, &index, ULONG_MAX);
 	w->next_start = next ? READ_ONCE(next->vm_start) : TASK_SIZE_MAX;
 	rcu_read_unlock();
@@ -610,22 +621,6 @@ static const struct mm_walk_ops pd_user_ops = {
 	.test_walk	= pd_user_test_walk,
 	.walk_lock	= PGWALK_RDLOCK,
 };
-
-/*
- * Where the gap before a VMA at or after @addr begins, within @addr's PTE
- * table: the end of the last VMA below @addr there, or the table's start.
- * Under the mmap lock; one lookup per VMA ending in that table below @addr,
- * once per hold of the lock.
- */
-static unsigned long pd_gap_start(struct mm_struct *mm, unsigned long addr)
-{
-	unsigned long start = addr & PMD_MASK;
-	struct vm_area_struct *vma;
-
-	while ((vma = find_vma(mm, start)) && vma->vm_end <= addr)
-		start = vma->vm_end;
-	return start;
-}
 
 /* Begin a hold of a lock of the mm: of a VMA's if @vma_locked. */
 static void pd_begin_hold(struct pd_mm_walk *w, bool vma_locked)

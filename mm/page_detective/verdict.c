@@ -46,6 +46,7 @@ struct pd_round {
 	unsigned long suspects;		/* mapped, unknown to the rmap */
 	unsigned long reread, gone;
 	bool reread_incomplete;		/* more suspects than re-read */
+	bool rmap_unfinished;		/* this round's walk of the rmap */
 	/* The folio's per-mm mapcounts, compared where pd_weigh_mm_ids() can. */
 	struct pd_mm_id mm_ids[2];
 	unsigned int nr_mm_ids;
@@ -66,12 +67,25 @@ static bool pd_map_present(const struct pd_map *map, unsigned int r)
 	return map->seen & PD_SEEN_STILL(r);
 }
 
-/* Whether the reverse map, tracking the page, does not know @map. */
+/*
+ * Whether the walk of the reverse map in round @r went through every
+ * mapping: one that gave up on a lock (reclaim, migration or a split holds
+ * the folio's) knows nothing of the mappings it did not reach.
+ */
+static bool pd_rmap_finished(const struct pd_query *q, unsigned int r)
+{
+	return q->rmap_finished & PD_SEEN_RMAP(r);
+}
+
+/*
+ * Whether the reverse map, tracking the page, does not know @map: only a
+ * walk of it that finished can say so.
+ */
 static bool pd_map_suspect(const struct pd_query *q, const struct pd_map *map,
 			   unsigned int r)
 {
-	return q->has_rmap && pd_map_present(map, r) &&
-	       !(map->seen & PD_SEEN_RMAP(r));
+	return q->has_rmap && pd_rmap_finished(q, r) &&
+	       pd_map_present(map, r) && !(map->seen & PD_SEEN_RMAP(r));
 }
 
 /* A mapping that every re-check found mapped and unknown to the rmap. */
@@ -214,13 +228,17 @@ static void pd_weigh(struct pd_query *q, struct pd_round *rd)
 		rd->suspects += pd_map_suspect(q, map, rd->round);
 	}
 	rd->mappings = pd_count_entries(q, PD_SEEN_PRESENT);
+	rd->rmap_unfinished = q->has_rmap && !pd_rmap_finished(q, rd->round);
 	pd_weigh_mm_ids(q, rd);
 }
 
-/* Whether the sources agree in round @rd. */
+/*
+ * Whether the sources agree in round @rd; a walk of the reverse map that
+ * did not finish agrees with nothing, and is tried again.
+ */
 static bool pd_agree(const struct pd_round *rd)
 {
-	return !rd->mapcount_changed && !rd->suspects &&
+	return !rd->mapcount_changed && !rd->suspects && !rd->rmap_unfinished &&
 	       rd->mappings == rd->mapcount && !rd->mm_ids_differ;
 }
 

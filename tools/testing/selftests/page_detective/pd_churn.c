@@ -81,6 +81,20 @@ static unsigned long rnd(uint64_t *rng, unsigned long n)
 	return n ? pd_rand(rng) % n : 0;
 }
 
+/*
+ * After a churner's work since @since, sleep a random while, as long on
+ * average: each churner keeps a CPU busy half of the time at most.  Four
+ * of them at full speed would leave the queries they race with a sixth of
+ * the guest's two CPUs on the debug kernel, where a fork, an mprotect() or
+ * a compaction costs ten times what it does on the default one.
+ */
+static void pace(uint64_t *rng, double since)
+{
+	unsigned long worked_us = (pd_now() - since) * 1e6;
+
+	usleep(rnd(rng, 2 * worked_us + 1));
+}
+
 /* ---- The churners ------------------------------------------------------ */
 
 /* Fork children that write to shared memory and exit at once. */
@@ -95,6 +109,7 @@ static void forker(void)
 	memset(mem, 1, FORKER_PAGES * page_size);
 	PD_WRITE(sh->forker_mem, (unsigned long)mem);
 	while (!PD_READ(sh->stop)) {
+		double since = pd_now();
 		pid_t pid = fork();
 
 		if (!pid) {
@@ -112,8 +127,7 @@ static void forker(void)
 			waitpid(pid, NULL, 0);
 			op_done(OP_FORK);
 		}
-		/* Leave the CPUs to the queries now and then. */
-		usleep(rnd(&rng, 3000));
+		pace(&rng, since);
 	}
 	_exit(0);
 }
@@ -128,6 +142,7 @@ static void mapper(void)
 
 	PD_WRITE(sh->mapper, getpid());
 	while (!PD_READ(sh->stop)) {
+		double since = pd_now();
 		char *base = mmap(NULL, size + PMD_SIZE_2M, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -191,7 +206,8 @@ static void mapper(void)
 				/* Touch it again, to fault pages back in. */
 				memset(p + off, round, len);
 			}
-			usleep(500 + rnd(&rng, 2000));
+			pace(&rng, since);
+			since = pd_now();
 		}
 		/* Move it onto a place reserved for it, and drop it. */
 		q = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -207,6 +223,7 @@ static void mapper(void)
 		PD_WRITE(sh->region, 0);
 		munmap(p, size);
 		op_done(OP_MUNMAP);
+		pace(&rng, since);
 	}
 	_exit(0);
 }
@@ -232,12 +249,14 @@ static void relayouter(void)
 	madvise(area, 2 * PMD_SIZE_2M, MADV_NOHUGEPAGE);
 	*table = 1;
 	while (!PD_READ(sh->stop)) {
+		double since = pd_now();
+
 		for (k = 0; k < RELAYOUT_BURST; k++) {
 			mprotect(table, page_size, PROT_READ);
 			mprotect(table, page_size, rw);
 		}
 		op_done(OP_RELAYOUT);
-		usleep(rnd(&rng, 5000));
+		pace(&rng, since);
 	}
 	_exit(0);
 }
@@ -253,6 +272,7 @@ static void system_churner(void)
 	while (!PD_READ(sh->stop)) {
 		unsigned long region = PD_READ(sh->region);
 		pid_t mapper = PD_READ(sh->mapper);
+		double since = pd_now();
 
 		switch (rnd(&rng, 6)) {
 		case 0:
@@ -290,7 +310,7 @@ static void system_churner(void)
 			if (!rmdir(path))
 				op_done(OP_MEMCG_RMDIR);
 		}
-		usleep(10000 + rnd(&rng, 40000));
+		pace(&rng, since);
 	}
 	_exit(0);
 }
@@ -488,6 +508,7 @@ int main(void)
 	pd_info("churn: verdicts %lu ok, %lu partial, %lu mismatch\n",
 		t.verdicts.ok, t.verdicts.partial, t.verdicts.mismatch);
 	pd_print_mismatches(&t.verdicts);
+	pd_print_costs(&t.verdicts);
 	pd_info("figures: %lu queries, %lu verdicts ok, %lu partial, %lu mismatch, %.1f s in all\n",
 		t.queries, t.verdicts.ok, t.verdicts.partial,
 		t.verdicts.mismatch, pd_now() - t_start);

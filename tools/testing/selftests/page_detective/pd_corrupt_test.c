@@ -6,7 +6,8 @@
  * page-table writes that keep the rmap, the mapcount and the refcount out
  * of step, asks Page Detective about it, checks that the verdict is
  * "mismatch" and that the report names the culprit, and undoes the
- * corruption before it unmaps anything.
+ * corruption before it unmaps anything.  A page that is only busy, its
+ * lock held, must not be called corrupted.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -445,6 +446,42 @@ out:
 	if (child.pid > 0)
 		EXPECT_EQ(0, pd_child_end(&child));
 	munmap(area, 2 * PD_THP_SIZE);
+}
+
+/*
+ * 7. Not a corruption: a busy page, its folio locked by someone else (the
+ * injector holds the lock, as reclaim, migration or writeback would), so
+ * that no walk of the reverse map can finish.  The scan still finds the
+ * mapping, which an unfinished walk cannot confirm: partial, and no
+ * culprit, never a mismatch.  With a stray PTE beside it, the same: what
+ * cannot be checked is not blamed.
+ */
+TEST_F(corrupt, busy_page_is_partial)
+{
+	char *p = map_pages(4);
+	struct pd_summary s;
+	unsigned long pfn;
+
+	ASSERT_NE(NULL, p);
+	pfn = pagemap_pfn(0, p);
+	ASSERT_EQ(0, pd_inject("lock %p", p));
+	/* Locked already: the injector's own corruptions back off too. */
+	ASSERT_EQ(-EBUSY, pd_inject("lock %p", p));
+
+	ask(_metadata, self->report, pfn, &s);
+	EXPECT_STREQ("partial", s.verdict) TH_LOG("%s", self->report);
+	EXPECT_EQ(0, s.culprits);
+	EXPECT_EQ(1, s.user_mappings);
+	EXPECT_TRUE(pd_has_line(self->report, "rmap mappings: 0",
+				"incomplete: its folio or its reverse map stayed locked"))
+		TH_LOG("%s", self->report);
+	EXPECT_TRUE(pd_has_line(self->report, "verdict: partial",
+				"the walk of the reverse map could not finish"))
+		TH_LOG("%s", self->report);
+
+	/* Healthy again once the lock is let go. */
+	expect_healed(_metadata, self->report, pfn);
+	munmap(p, 4 * self->page_size);
 }
 
 TEST_HARNESS_MAIN

@@ -267,6 +267,7 @@ TEST_F(inject, errors)
 		"lost 0x1000 0x2000", "stray 0x1000 0x2000 0x3000", "LOST 0x1000",
 		"lost -4096", "lost +4096", "lost 0x", "lost 4096x", "lost 0x1g000",
 		"lost 99999999999999999999999", "ref\t", "mapcount 0x1000 quick",
+		"lock", "lock 0x1000 0x2000",
 	};
 	unsigned int i;
 
@@ -294,6 +295,7 @@ TEST_F(inject, errors)
 	EXPECT_EQ(-ENXIO, pd_inject("lost %p", none));
 	EXPECT_EQ(-ENXIO, pd_inject("mapcount %p", zero));
 	EXPECT_EQ(-ENXIO, pd_inject("ref %p", gone));
+	EXPECT_EQ(-ENXIO, pd_inject("lock %p", none));
 	EXPECT_EQ(-ENXIO, pd_inject("stray %p %p", none, page_of(self->win, 5, false)));
 	EXPECT_EQ(-ENXIO, pd_inject("stray %p %p", zero, page_of(self->win, 5, false)));
 

@@ -712,6 +712,7 @@ int main(void)
 	sweep_process(s);
 
 	pd_print_mismatches(&s->verdicts);
+	pd_print_costs(&s->verdicts);
 	ksft_test_result(!s->verdicts.mismatch && s->verdicts.ok,
 			 "every verdict of the quiet sweep: %lu ok, %lu partial, %lu mismatch\n",
 			 s->verdicts.ok, s->verdicts.partial, s->verdicts.mismatch);

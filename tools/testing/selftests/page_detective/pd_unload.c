@@ -58,6 +58,7 @@ static void querier(int id)
 	else
 		snprintf(input, sizeof(input), "0x%lx", pfn * pd_page_size());
 	while (!PD_READ(sh->stop)) {
+		double start = pd_now();
 		char path[64];
 		const char *why;
 		int fd, err = 0;
@@ -92,8 +93,13 @@ static void querier(int id)
 			PD_INC(sh->reports);
 			PD_INC(sh->since_reload[id]);
 		}
-		/* Gaps between queries, for rmmod to get through. */
-		usleep(pd_rand(&rng) % 3000);
+		/*
+		 * Gaps between queries, for rmmod to get through: as long as
+		 * the query on average, or rmmod would wait for both queriers
+		 * to pause at once on a kernel where a query is slow (the
+		 * debug kernel under TCG: tens of ms), for thousands of tries.
+		 */
+		usleep(pd_rand(&rng) % (3000 + (useconds_t)(2e6 * (pd_now() - start))));
 	}
 	_exit(0);
 }

@@ -739,7 +739,27 @@ struct pd_verdicts {
 	unsigned long ok, partial, mismatch;
 	char first_mismatch[4096];
 	char why[8][160];	/* the verdict lines of the first mismatches */
+	/* What the reports' cost: lines add up to, where they parse. */
+	unsigned long costed;
+	unsigned long long scan_us, kernel_us, rmap_us, verdict_us;
 };
+
+/* Add the report's cost: line to @v's sums. */
+static inline void pd_count_cost(struct pd_verdicts *v, const char *report)
+{
+	const char *tail = strstr(report, "us; verdict ");
+	unsigned long verdict_us;
+	struct pd_cost c;
+
+	if (pd_parse_cost(report, &c) || !tail ||
+	    sscanf(tail, "us; verdict %lu us", &verdict_us) != 1)
+		return;
+	v->costed++;
+	v->scan_us += c.scan_us;
+	v->kernel_us += c.kernel_us;
+	v->rmap_us += c.rmap_us;
+	v->verdict_us += verdict_us;
+}
 
 static inline void pd_count_verdict(struct pd_verdicts *v, const char *report)
 {
@@ -747,6 +767,7 @@ static inline void pd_count_verdict(struct pd_verdicts *v, const char *report)
 
 	if (pd_parse_summary(report, &s))
 		return;
+	pd_count_cost(v, report);
 	if (!strcmp(s.verdict, "ok")) {
 		v->ok++;
 	} else if (!strcmp(s.verdict, "partial")) {
@@ -776,6 +797,16 @@ static inline void pd_count_verdict(struct pd_verdicts *v, const char *report)
 		pd_info("the first mismatch:\n%s", __v->first_mismatch);	\
 	for (__i = 0; __i < __v->mismatch && __i < ARRAY_SIZE(__v->why); __i++) \
 		pd_info("mismatch %lu: %s\n", __i + 1, __v->why[__i]);	\
+} while (0)
+
+/* Where the reports' time went, on average: a figure, never a test. */
+#define pd_print_costs(verdicts) do {					\
+	const struct pd_verdicts *__v = (verdicts);			\
+	unsigned long __n = __v->costed ?: 1;				\
+									\
+	pd_info("cost per report (mean of %lu): scan %llu us, kernel page tables %llu us, rmap %llu us, verdict %llu us\n", \
+		__v->costed, __v->scan_us / __n, __v->kernel_us / __n,	\
+		__v->rmap_us / __n, __v->verdict_us / __n);		\
 } while (0)
 
 /* One more than the highest memory block number in sysfs. */
