@@ -804,7 +804,9 @@ static inline void pd_count_verdict(struct pd_verdicts *v, const char *report)
 	const struct pd_verdicts *__v = (verdicts);			\
 	unsigned long __n = __v->costed ?: 1;				\
 									\
-	pd_info("cost per report (mean of %lu): scan %llu us, kernel page tables %llu us, rmap %llu us, verdict %llu us\n", \
+	pd_info("cost per report (mean of %lu): "			\
+		"scan %llu us, kernel page tables %llu us, "		\
+		"rmap %llu us, verdict %llu us\n",			\
 		__v->costed, __v->scan_us / __n, __v->kernel_us / __n,	\
 		__v->rmap_us / __n, __v->verdict_us / __n);		\
 } while (0)
