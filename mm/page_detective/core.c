@@ -254,6 +254,7 @@ static int pd_report_pfn(struct pd_query *q)
 		pd_user_mappings(q);
 	pd_find_owners(q);
 	pd_list_rmap(q);
+	pd_secondary_mappings(q);
 	pd_note_refcount(q);
 	verdict = pd_verdict(q, &culprits);
 	seq_buf_printf(&q->s,

@@ -9,6 +9,8 @@
  * rmap.c     the reverse map: who should map the page, and where
  * mappings.c the mms and the mappings a query met, looked up by key
  * verdict.c  the sources compared, disagreements re-checked, culprits named
+ * secondary.c what secondary MMUs (KVM) map of the page, checked against
+ *            the host page tables
  */
 #ifndef _MM_PAGE_DETECTIVE_H
 #define _MM_PAGE_DETECTIVE_H
@@ -17,6 +19,7 @@
 #include <linux/limits.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
+#include <linux/mmu_notifier.h>
 #include <linux/sched.h>
 #include <linux/seq_buf.h>
 #include <linux/swap.h>
@@ -34,6 +37,8 @@
 #define PD_KADDRS_MAX		64
 /* Hits found under a page-table lock, recorded once it is let go. */
 #define PD_PENDING_MAX		(PTRS_PER_PTE + 64)
+/* Mappings of secondary MMUs (KVM) in one report; more are counted only. */
+#define PD_SECONDARY_MAX	32
 /* Disagreements re-read in one round of the re-check. */
 #define PD_REREAD_MAX		64
 /* Rounds of re-check a disagreement must survive to be believed. */
@@ -115,6 +120,15 @@ struct pd_pending {
 	bool shared_table;
 };
 
+/* A mapping of a secondary MMU, of the page or of an address that maps it. */
+struct pd_secondary {
+	struct pd_mm *mm;		/* whose mmu notifier described it */
+	struct mmu_notifier_mapping m;
+	const char *fault;		/* "stale", "unlogged", or NULL */
+	bool host_present;		/* what the host maps at m.hva */
+	unsigned long host_pfn;
+};
+
 /* The state of one query, from the input to the summary line. */
 struct pd_query {
 	char input[PD_INPUT_MAX + 1];	/* as written */
@@ -174,6 +188,11 @@ struct pd_query {
 	struct pd_candidate candidates[PD_CANDIDATES_MAX];
 	unsigned int nr_candidates;	/* kept, of the last pass */
 	unsigned long more_candidates;	/* not kept */
+
+	/* What secondary MMUs map. */
+	struct pd_secondary secondary[PD_SECONDARY_MAX];
+	unsigned int nr_secondary;
+	unsigned long more_secondary;	/* not kept */
 
 	/* What the query cost. */
 	unsigned long entries;		/* user page-table entries read */
@@ -258,5 +277,11 @@ unsigned long pd_count_entries(struct pd_query *q, unsigned int seen);
 
 /* verdict.c */
 const char *pd_verdict(struct pd_query *q, unsigned int *culprits);
+int pd_reread(struct pd_query *q, struct mm_struct *mm, unsigned long addr,
+	      struct pd_leaf *leaf);
+
+/* secondary.c */
+void pd_secondary_mappings(struct pd_query *q);
+unsigned int pd_secondary_verdict(struct pd_query *q);
 
 #endif /* _MM_PAGE_DETECTIVE_H */

@@ -99,12 +99,20 @@ static bool pd_map_stray(const struct pd_query *q, const struct pd_map *map)
 	return true;
 }
 
-/*
- * Read the entry of @map again, in its mm, under the page-table lock.
- * Return: whether it still maps the page; -EINTR on a fatal signal.
+/**
+ * pd_reread - read the entry at @addr in @mm again, under the page-table lock
+ * @q: the query
+ * @mm: the mm, mmgrab()bed
+ * @addr: a user address
+ * @leaf: what the entry maps, filled in; all zero if @mm has no address
+ *	space any more
+ *
+ * Might sleep.
+ *
+ * Return: whether it maps the page; -EINTR on a fatal signal.
  */
-static int pd_reread(struct pd_query *q, struct mm_struct *mm,
-		     unsigned long addr, struct pd_leaf *leaf)
+int pd_reread(struct pd_query *q, struct mm_struct *mm, unsigned long addr,
+	      struct pd_leaf *leaf)
 {
 	int err;
 
@@ -593,6 +601,15 @@ const char *pd_verdict(struct pd_query *q, unsigned int *culprits)
 			       rd.round, reread, gone,
 			       pd_agree(&rd) ? "; the sources agree now" : "");
 
+	/* A stale secondary mapping is corruption, whatever the host says. */
+	*culprits = pd_secondary_verdict(q);
+	if (*culprits) {
+		seq_buf_printf(&q->s,
+			       "verdict: mismatch, a secondary MMU (KVM) disagrees with the host page tables or with its own dirty log: %u culprit: lines%s\n",
+			       *culprits, pd_agree(&rd) ? "" :
+			       "; the host's own sources disagree too");
+		return "mismatch";
+	}
 	if (!pd_agree(&rd) || pd_unknowable(q))
 		return pd_judge(q, &rd, culprits);
 	seq_buf_printf(&q->s, "verdict: ok, %s %d matches the mappings in %s%s\n",

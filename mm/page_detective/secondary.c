@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Page Detective: what secondary MMUs map of the page.
+ *
+ * A secondary MMU (KVM's, for a VM's guest memory) mirrors a process's page
+ * tables and keeps its own.  Each describes its mappings through the mmu
+ * notifier's describe() operation, in its own terms (for KVM: the VM, the
+ * guest-physical address, the memslot, its dirty log): Page Detective asks
+ * every mm the query met that has mmu notifiers, for each address where
+ * the mm maps the page and, unless the query is quick, for every mapping of
+ * the page itself, wherever it is.
+ *
+ * A secondary mapping must map what the host page table maps at the address
+ * it mirrors: the mmu notifiers make it go before the host's entry changes.
+ * One that maps the page while the host maps another page or none there (or
+ * that maps another page where the host maps this one) is stale, the
+ * corruption that live migration's checksums catch.  So is a mapping its
+ * owner says was written while its dirty log has no record of it.  Both are
+ * re-checked, as the host's disagreements are, before they are believed.
+ */
+#include <linux/delay.h>
+#include <linux/mmu_notifier.h>
+#include <linux/sched/mm.h>
+#include <linux/string.h>
+
+#include "pd.h"
+
+/* Describing into the query: the mm being asked. */
+struct pd_secondary_walk {
+	struct pd_query *q;
+	struct pd_mm *mm;
+};
+
+static bool pd_secondary_same(const struct mmu_notifier_mapping *a,
+			      const struct mmu_notifier_mapping *b)
+{
+	return a->owner == b->owner && !strcmp(a->name, b->name) &&
+	       a->addr == b->addr && a->present == b->present &&
+	       (!a->present || a->pfn == b->pfn);
+}
+
+/* mmu_notifier_describe_fn: keep @m, once.  Under the MMU's locks. */
+static void pd_secondary_found(void *arg, const struct mmu_notifier_mapping *m)
+{
+	struct pd_secondary_walk *w = arg;
+	struct pd_query *q = w->q;
+	struct pd_secondary *sec;
+	unsigned int i;
+
+	for (i = 0; i < q->nr_secondary; i++)
+		if (pd_secondary_same(&q->secondary[i].m, m))
+			return;
+	if (q->nr_secondary == PD_SECONDARY_MAX) {
+		q->more_secondary++;
+		return;
+	}
+	sec = &q->secondary[q->nr_secondary++];
+	sec->mm = w->mm;
+	sec->m = *m;
+}
+
+/* The size of a leaf entry, as page sizes are said. */
+static void pd_print_leaf_size(struct seq_buf *s, unsigned long nr_pages)
+{
+	unsigned long kib = nr_pages << (PAGE_SHIFT - 10);
+
+	if (kib >= SZ_1M && !(kib % SZ_1M))
+		seq_buf_printf(s, "%luG", kib / SZ_1M);
+	else if (kib >= SZ_1K && !(kib % SZ_1K))
+		seq_buf_printf(s, "%luM", kib / SZ_1K);
+	else
+		seq_buf_printf(s, "%luK", kib);
+}
+
+static void pd_print_secondary(struct pd_query *q,
+			       const struct pd_secondary *sec)
+{
+	const struct mmu_notifier_mapping *m = &sec->m;
+
+	seq_buf_printf(&q->s, "%s: VM %s (pid %d %s) %s %#llx", m->owner,
+		       m->name, sec->mm->tgid,
+		       sec->mm->tgid ? sec->mm->comm : "none", m->space,
+		       m->addr);
+	if (m->hva != ULONG_MAX)
+		seq_buf_printf(&q->s, " hva %#lx", m->hva);
+	seq_buf_printf(&q->s, " %s: ", m->detail);
+	if (!m->present) {
+		seq_buf_puts(&q->s, "not mapped\n");
+		return;
+	}
+	seq_buf_printf(&q->s, "pfn %#lx%s ", m->pfn,
+		       pd_pfn_counted(q, m->pfn) ? "" : " (another page)");
+	pd_print_leaf_size(&q->s, m->nr_pages);
+	seq_buf_printf(&q->s, "%s%s%s\n", m->writable ? " writable" : "",
+		       m->accessed ? " accessed" : "",
+		       m->dirty ? " dirty" : "");
+}
+
+/**
+ * pd_secondary_mappings - ask the secondary MMUs of the mms met what they map
+ * @q: the query, after the scan and the reverse map
+ *
+ * Every mapping of the page found in an mm is asked about; unless the query
+ * is quick, every mm met is asked for its mappings of the page itself.
+ * Might sleep.
+ */
+void pd_secondary_mappings(struct pd_query *q)
+{
+	struct pd_secondary_walk w = { .q = q };
+	struct pd_map *map;
+	struct pd_mm *pdm;
+	unsigned int i;
+	int bkt;
+
+	list_for_each_entry(map, &q->map_list, list) {
+		w.mm = map->mm;
+		mmu_notifier_describe(map->mm->mm, map->addr, 0, 0,
+				      pd_secondary_found, &w);
+	}
+	if (!q->quick) {
+		hash_for_each(q->mms, bkt, pdm, node) {
+			w.mm = pdm;
+			mmu_notifier_describe(pdm->mm, ULONG_MAX, q->first_pfn,
+					      q->nr_pfns, pd_secondary_found, &w);
+			cond_resched();
+		}
+	}
+	for (i = 0; i < q->nr_secondary; i++)
+		pd_print_secondary(q, &q->secondary[i]);
+	if (q->more_secondary)
+		seq_buf_printf(&q->s, "secondary: %lu more not listed\n",
+			       q->more_secondary);
+}
+
+/* Looking for one secondary mapping again: by owner, name and address. */
+struct pd_secondary_lookup {
+	const struct mmu_notifier_mapping *want;
+	struct mmu_notifier_mapping found;
+	bool seen;
+};
+
+static void pd_secondary_again(void *arg, const struct mmu_notifier_mapping *m)
+{
+	struct pd_secondary_lookup *l = arg;
+
+	if (m->owner != l->want->owner || strcmp(m->name, l->want->name) ||
+	    m->addr != l->want->addr)
+		return;
+	l->found = *m;
+	l->seen = true;
+}
+
+/*
+ * Whether @sec, as its MMU described it last, disagrees with the host page
+ * table at the address it mirrors, about the page: the reason, or NULL.
+ * What the host maps there is kept in @sec.  An mm whose address space is
+ * going away cannot be read, and is not judged: its mmu notifiers' release()
+ * is about to take the secondary mappings down.
+ */
+static const char *pd_secondary_fault(struct pd_query *q,
+				      struct pd_secondary *sec)
+{
+	const struct mmu_notifier_mapping *m = &sec->m;
+	struct mm_struct *mm = sec->mm->mm;
+	struct pd_leaf host;
+	bool ours;
+	int ret;
+
+	if (!m->present || m->hva == ULONG_MAX || !mmget_not_zero(mm))
+		return NULL;
+	ret = pd_reread(q, mm, m->hva, &host);
+	mmput(mm);
+	if (ret < 0)
+		return NULL;
+	sec->host_present = host.present;
+	sec->host_pfn = host.pfn;
+	ours = pd_pfn_counted(q, m->pfn) || ret;
+	if (ours && !(host.present && host.pfn == m->pfn))
+		return "stale";
+	if (ours && m->unlogged_write)
+		return "unlogged";
+	return NULL;
+}
+
+/* Describe @sec's mapping again; false if it is gone. */
+static bool pd_secondary_reread(struct pd_secondary *sec)
+{
+	struct pd_secondary_lookup l = { .want = &sec->m };
+
+	if (sec->m.hva == ULONG_MAX)
+		return false;
+	mmu_notifier_describe(sec->mm->mm, sec->m.hva, 0, 0,
+			      pd_secondary_again, &l);
+	if (!l.seen)
+		return false;
+	sec->m = l.found;
+	return true;
+}
+
+static void pd_print_secondary_culprit(struct pd_query *q,
+				       const struct pd_secondary *sec)
+{
+	const struct mmu_notifier_mapping *m = &sec->m;
+
+	seq_buf_printf(&q->s, "culprit: %s: VM %s (pid %d %s) %s %#llx maps pfn %#lx",
+		       m->owner, m->name, sec->mm->tgid,
+		       sec->mm->tgid ? sec->mm->comm : "none", m->space,
+		       m->addr, m->pfn);
+	if (!strcmp(sec->fault, "unlogged")) {
+		seq_buf_printf(&q->s, " writable, written without dirty tracking: %s\n",
+			       m->detail);
+		return;
+	}
+	if (sec->host_present)
+		seq_buf_printf(&q->s,
+			       ", the host page table at hva %#lx maps pfn %#lx: a stale %s mapping\n",
+			       m->hva, sec->host_pfn, m->owner);
+	else
+		seq_buf_printf(&q->s,
+			       ", the host page table at hva %#lx maps no page: a stale %s mapping\n",
+			       m->hva, m->owner);
+}
+
+/**
+ * pd_secondary_verdict - re-check the secondary mappings against the host's
+ * @q: the query, after pd_secondary_mappings()
+ *
+ * A disagreement must survive PD_RECHECK_ROUNDS re-reads of both sides,
+ * each after a pause, to be named.  Might sleep.
+ *
+ * Return: the number of culprits named (culprit: lines).
+ */
+unsigned int pd_secondary_verdict(struct pd_query *q)
+{
+	unsigned int i, round, suspects = 0, culprits = 0;
+	struct pd_secondary *sec;
+
+	for (i = 0; i < q->nr_secondary; i++) {
+		sec = &q->secondary[i];
+		sec->fault = pd_secondary_fault(q, sec);
+		suspects += !!sec->fault;
+	}
+	for (round = 0; suspects && round < PD_RECHECK_ROUNDS; round++) {
+		if (msleep_interruptible(PD_RECHECK_PAUSE_MS) ||
+		    fatal_signal_pending(current)) {
+			q->interrupted = true;
+			break;
+		}
+		suspects = 0;
+		for (i = 0; i < q->nr_secondary; i++) {
+			sec = &q->secondary[i];
+			if (!sec->fault)
+				continue;
+			sec->fault = pd_secondary_reread(sec) ?
+				     pd_secondary_fault(q, sec) : NULL;
+			suspects += !!sec->fault;
+		}
+	}
+	if (q->interrupted)
+		return 0;
+	for (i = 0; i < q->nr_secondary; i++) {
+		sec = &q->secondary[i];
+		if (!sec->fault)
+			continue;
+		pd_print_secondary_culprit(q, sec);
+		culprits++;
+	}
+	return culprits;
+}

@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Page Detective on guest memory: what KVM maps of a host page.
+ *
+ * As tools/testing/selftests/kvm/ does, each case makes a VM whose memslots
+ * are memory this program mmaps, and a vCPU that runs a few real-mode
+ * instructions writing bytes to chosen guest pages, then asks Page
+ * Detective about the host pages behind them and checks the report against
+ * what the program knows: the VM, the memslot and the guest-physical
+ * address of each page, whether the guest wrote it, whether the slot logs
+ * dirty pages and whether KVM_GET_DIRTY_LOG harvested it.  KVM's mapping
+ * goes when the host's does (MADV_DONTNEED); a THP backs a 2M mapping; the
+ * shadow MMU (kvm_amd npt=0) is asked as the TDP MMU is; and a host PTE
+ * cleared behind the mmu notifiers' back (the corruption injector's "lost")
+ * leaves a stale KVM mapping that must be called a mismatch, naming the VM
+ * and the guest-physical address.
+ */
+#define _GNU_SOURCE
+#include <linux/kvm.h>
+#include <sys/ioctl.h>
+
+#include "pd_util.h"
+#include "../kselftest_harness.h"
+
+/* Slot 0: the code page and the data pages, 4 KiB pages of its own. */
+#define MAIN_SLOT	0
+#define MAIN_SIZE	0x100000UL
+#define CODE_GPA	0x1000UL
+/* Data pages: DATA_GPA + i * 4 KiB, i < DATA_PAGES, within one segment. */
+#define DATA_GPA	0x10000UL
+#define DATA_PAGES	16
+/* Slot 1: a THP, 2 MiB at 2 MiB. */
+#define THP_SLOT	1
+#define THP_GPA		0x200000UL
+
+struct vm {
+	int kvm, fd, vcpu;
+	struct kvm_run *run;
+	size_t run_size;
+	char *main;			/* slot 0's memory */
+	void *thp_area;			/* slot 1's, if any */
+	char *thp;
+	char name[32];			/* the VM's debugfs directory: PID-FD */
+};
+
+/* Load kvm_amd (with @params) if KVM is a module not loaded yet. */
+static int load_kvm_amd(const char *params)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "modprobe kvm_amd %s 2>/dev/null", params);
+	return system(cmd) ? -1 : 0;
+}
+
+/* kvm_amd's npt parameter: 'Y' (the TDP MMU), 'N' (the shadow MMU), or 0. */
+static char kvm_amd_npt(void)
+{
+	FILE *f = fopen("/sys/module/kvm_amd/parameters/npt", "r");
+	int c;
+
+	if (!f)
+		return 0;
+	c = fgetc(f);
+	fclose(f);
+	return c == EOF ? 0 : c;
+}
+
+/*
+ * Whether KVM is here to test: "" if it is, or why not.  Its absence is a
+ * failure when the kernel was built with KVM for AMD, which the guest CPU
+ * has (harness/boot).
+ */
+static const char *kvm_missing(bool *fail)
+{
+	*fail = false;
+	if (access("/dev/kvm", F_OK))
+		load_kvm_amd("");
+	if (!access("/dev/kvm", F_OK))
+		return "";
+	*fail = pd_kernel_config("KVM_AMD")[0] != '\0';
+	return *fail ? "CONFIG_KVM_AMD is set but /dev/kvm is missing" :
+		       "the kernel has no CONFIG_KVM_AMD";
+}
+
+static int set_slot(struct vm *vm, unsigned int slot, unsigned long gpa,
+		    void *mem, unsigned long size, unsigned int flags)
+{
+	struct kvm_userspace_memory_region region = {
+		.slot = slot,
+		.flags = flags,
+		.guest_phys_addr = gpa,
+		.memory_size = size,
+		.userspace_addr = (unsigned long)mem,
+	};
+
+	return ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &region);
+}
+
+static int vm_create(struct vm *vm)
+{
+	memset(vm, 0, sizeof(*vm));
+	vm->kvm = open("/dev/kvm", O_RDWR);
+	if (vm->kvm < 0)
+		return -1;
+	vm->fd = ioctl(vm->kvm, KVM_CREATE_VM, 0);
+	if (vm->fd < 0)
+		return -1;
+	snprintf(vm->name, sizeof(vm->name), "%d-%d", getpid(), vm->fd);
+	vm->main = mmap(NULL, MAIN_SIZE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (vm->main == MAP_FAILED)
+		return -1;
+	/* 4 KiB pages: the corruption injector's "lost" takes no THP. */
+	madvise(vm->main, MAIN_SIZE, MADV_NOHUGEPAGE);
+	memset(vm->main, 0, MAIN_SIZE);
+	if (set_slot(vm, MAIN_SLOT, 0, vm->main, MAIN_SIZE, 0))
+		return -1;
+	vm->vcpu = ioctl(vm->fd, KVM_CREATE_VCPU, 0);
+	if (vm->vcpu < 0)
+		return -1;
+	vm->run_size = ioctl(vm->kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
+	vm->run = mmap(NULL, vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       vm->vcpu, 0);
+	return vm->run == MAP_FAILED ? -1 : 0;
+}
+
+static void vm_destroy(struct vm *vm)
+{
+	if (vm->run && vm->run != MAP_FAILED)
+		munmap(vm->run, vm->run_size);
+	if (vm->vcpu > 0)
+		close(vm->vcpu);
+	if (vm->fd > 0)
+		close(vm->fd);
+	if (vm->kvm > 0)
+		close(vm->kvm);
+	if (vm->main && vm->main != MAP_FAILED)
+		munmap(vm->main, MAIN_SIZE);
+	if (vm->thp_area)
+		munmap(vm->thp_area, 2 * PD_THP_SIZE);
+}
+
+/*
+ * Run the vCPU in real mode over code that writes @val to the first byte
+ * of each page @base + @offsets[i] (ds's base is @base, so any guest address
+ * below 4 GiB can be reached without leaving real mode), then halts.
+ */
+static int vm_write_pages(struct vm *vm, unsigned long base,
+			  const unsigned int *offsets, int n, unsigned char val)
+{
+	unsigned char *code = (unsigned char *)vm->main + CODE_GPA;
+	struct kvm_sregs sregs;
+	struct kvm_regs regs = { .rip = CODE_GPA, .rflags = 2 };
+	int i;
+
+	for (i = 0; i < n; i++) {
+		/* mov byte [offset], val */
+		*code++ = 0xc6;
+		*code++ = 0x06;
+		*code++ = offsets[i] & 0xff;
+		*code++ = offsets[i] >> 8;
+		*code++ = val;
+	}
+	*code = 0xf4;	/* hlt */
+	if (ioctl(vm->vcpu, KVM_GET_SREGS, &sregs))
+		return -1;
+	sregs.cs.base = 0;
+	sregs.cs.selector = 0;
+	sregs.ds.base = base;
+	sregs.ds.selector = 0;
+	if (ioctl(vm->vcpu, KVM_SET_SREGS, &sregs) ||
+	    ioctl(vm->vcpu, KVM_SET_REGS, &regs))
+		return -1;
+	if (ioctl(vm->vcpu, KVM_RUN, 0))
+		return -1;
+	return vm->run->exit_reason == KVM_EXIT_HLT ? 0 : -1;
+}
+
+/* The host page behind data page @i, and its pfn. */
+static char *data_page(struct vm *vm, int i)
+{
+	return vm->main + DATA_GPA + i * pd_page_size();
+}
+
+FIXTURE(kvm)
+{
+	char *report;
+	struct vm vm;
+};
+
+FIXTURE_SETUP(kvm)
+{
+	const char *why;
+	bool fail;
+
+	self->report = malloc(PD_REPORT_SIZE);
+	ASSERT_NE(NULL, self->report);
+	why = pd_missing(&fail);
+	if (fail)
+		ASSERT_EQ(0, 1) TH_LOG("%s", why);
+	if (why[0])
+		SKIP(return, "%s", why);
+	why = kvm_missing(&fail);
+	if (fail)
+		ASSERT_EQ(0, 1) TH_LOG("%s", why);
+	if (why[0])
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, vm_create(&self->vm)) TH_LOG("%s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(kvm)
+{
+	pd_inject("undo");
+	vm_destroy(&self->vm);
+	free(self->report);
+}
+
+/*
+ * The report's "kvm:" line (@prefix "kvm: ") or culprit line ("culprit:
+ * kvm: ") about @vm's @gpa, or NULL.
+ */
+static const char *kvm_line(const char *report, const char *prefix,
+			    const struct vm *vm, unsigned long gpa)
+{
+	static char line[1024];
+	char want[128];
+	const char *p;
+
+	snprintf(want, sizeof(want), "%sVM %s (pid %d ", prefix, vm->name,
+		 getpid());
+	for (p = strstr(report, want); p; p = strstr(p + 1, want)) {
+		char at[32];
+
+		if (p != report && p[-1] != '\n')
+			continue;
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+		snprintf(at, sizeof(at), " gpa 0x%lx ", gpa);
+		if (strstr(line, at))
+			return line;
+	}
+	return NULL;
+}
+
+static void ask(struct __test_metadata *_metadata, char *report,
+		unsigned long pfn, struct pd_summary *s)
+{
+	ASSERT_EQ(0, pd_phys(pfn, report, PD_REPORT_SIZE)) TH_LOG("%s", report);
+	ASSERT_EQ(0, pd_parse_summary(report, s)) TH_LOG("%s", report);
+}
+
+static bool has(const char *line, const char *word)
+{
+	return line && strstr(line, word);
+}
+
+/*
+ * A page the guest wrote: KVM maps it writable, at its gpa, in slot 0 with
+ * no dirty log; a page it did not write is named with its gpa but not
+ * mapped.  Both are healthy.  A quick query finds the same through the
+ * reverse map.
+ */
+TEST_F(kvm, guest_pages)
+{
+	static const unsigned int offsets[] = { 0x0000, 0x2000 };
+	struct vm *vm = &self->vm;
+	unsigned long pfn, hva;
+	struct pd_summary s;
+	const char *line;
+	char want[128];
+
+	ASSERT_EQ(0, vm_write_pages(vm, DATA_GPA, offsets, 2, 0xab));
+	ASSERT_EQ(0xab, (unsigned char)*data_page(vm, 2));
+	pfn = pagemap_pfn(0, data_page(vm, 2));
+	hva = (unsigned long)data_page(vm, 2);
+	ask(_metadata, self->report, pfn, &s);
+	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
+	line = kvm_line(self->report, "kvm: ", vm, DATA_GPA + 0x2000);
+	ASSERT_NE(NULL, line) TH_LOG("%s", self->report);
+	snprintf(want, sizeof(want),
+		 " hva 0x%lx slot 0 as 0 flags 0x0, dirty log off: pfn 0x%lx 4K writable",
+		 hva, pfn);
+	EXPECT_TRUE(has(line, want)) TH_LOG("want \"%s\" in %s", want, line);
+	/* Only that gfn maps it. */
+	EXPECT_EQ(NULL, kvm_line(self->report, "kvm: ", vm, DATA_GPA));
+
+	/* Not written by the guest: which gfn it backs, not mapped. */
+	pfn = pagemap_pfn(0, data_page(vm, 1));
+	ask(_metadata, self->report, pfn, &s);
+	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
+	line = kvm_line(self->report, "kvm: ", vm, DATA_GPA + 0x1000);
+	ASSERT_NE(NULL, line) TH_LOG("%s", self->report);
+	EXPECT_TRUE(has(line, ": not mapped")) TH_LOG("%s", line);
+
+	/* Quick: through the reverse map's mapping of the page. */
+	pfn = pagemap_pfn(0, data_page(vm, 0));
+	ASSERT_EQ(0, pd_phys_quick(pfn, self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
+	line = kvm_line(self->report, "kvm: ", vm, DATA_GPA);
+	EXPECT_TRUE(has(line, " 4K writable")) TH_LOG("%s", self->report);
+}
+
+/* MADV_DONTNEED on the host takes KVM's mapping down with the host's. */
+TEST_F(kvm, host_unmap)
+{
+	static const unsigned int offsets[] = { 0x3000 };
+	struct vm *vm = &self->vm;
+	unsigned long old, pfn;
+	struct pd_summary s;
+	const char *line;
+
+	ASSERT_EQ(0, vm_write_pages(vm, DATA_GPA, offsets, 1, 0x11));
+	old = pagemap_pfn(0, data_page(vm, 3));
+	ask(_metadata, self->report, old, &s);
+	ASSERT_NE(NULL, kvm_line(self->report, "kvm: ", vm, DATA_GPA + 0x3000))
+		TH_LOG("%s", self->report);
+
+	ASSERT_EQ(0, madvise(data_page(vm, 3), pd_page_size(), MADV_DONTNEED));
+	memset(data_page(vm, 3), 0x22, pd_page_size());
+	pfn = pagemap_pfn(0, data_page(vm, 3));
+	ask(_metadata, self->report, pfn, &s);
+	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
+	line = kvm_line(self->report, "kvm: ", vm, DATA_GPA + 0x3000);
+	ASSERT_NE(NULL, line) TH_LOG("%s", self->report);
+	EXPECT_TRUE(has(line, ": not mapped")) TH_LOG("%s", line);
+	if (pfn != old) {
+		/* The old page: nobody maps it now, KVM least of all. */
+		ask(_metadata, self->report, old, &s);
+		EXPECT_EQ(NULL, kvm_line(self->report, "kvm: ", vm,
+					 DATA_GPA + 0x3000))
+			TH_LOG("%s", self->report);
+	}
+}
+
+/*
+ * Dirty logging: a page written while the slot logs is writable with its
+ * bit set; once KVM_GET_DIRTY_LOG harvests the log, the bit is clear and
+ * KVM write-protects the page again.  Healthy throughout.
+ */
+TEST_F(kvm, dirty_log)
+{
+	static const unsigned int offsets[] = { 0x4000 };
+	unsigned long bitmap[MAIN_SIZE / 4096 / 64] = {};
+	struct kvm_dirty_log log = { .slot = MAIN_SLOT, .dirty_bitmap = bitmap };
+	struct vm *vm = &self->vm;
+	unsigned long gfn = (DATA_GPA + 0x4000) >> 12, pfn;
+	struct pd_summary s;
+	const char *line;
+
+	ASSERT_EQ(0, set_slot(vm, MAIN_SLOT, 0, vm->main, MAIN_SIZE,
+			      KVM_MEM_LOG_DIRTY_PAGES));
+	ASSERT_EQ(0, vm_write_pages(vm, DATA_GPA, offsets, 1, 0x33));
+	pfn = pagemap_pfn(0, data_page(vm, 4));
+	ask(_metadata, self->report, pfn, &s);
+	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
+	line = kvm_line(self->report, "kvm: ", vm, DATA_GPA + 0x4000);
+	ASSERT_NE(NULL, line) TH_LOG("%s", self->report);
+	EXPECT_TRUE(has(line, "flags 0x1, dirty log on, bit set: ")) TH_LOG("%s", line);
+	EXPECT_TRUE(has(line, " writable")) TH_LOG("%s", line);
+
+	ASSERT_EQ(0, ioctl(vm->fd, KVM_GET_DIRTY_LOG, &log));
+	EXPECT_TRUE(bitmap[gfn / 64] & (1UL << (gfn % 64)));
+	ask(_metadata, self->report, pfn, &s);
+	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
+	line = kvm_line(self->report, "kvm: ", vm, DATA_GPA + 0x4000);
+	ASSERT_NE(NULL, line) TH_LOG("%s", self->report);
+	EXPECT_TRUE(has(line, "dirty log on, bit clear: ")) TH_LOG("%s", line);
+	EXPECT_FALSE(has(line, " writable")) TH_LOG("%s", line);
+}
+
+/*
+ * A host PTE cleared behind the mmu notifiers' back: KVM still maps the
+ * page at its gpa while the host maps nothing there.  A mismatch, naming
+ * the VM and the gpa; healthy again once undone.
+ */
+static void check_stale(struct __test_metadata *_metadata, char *report,
+			struct vm *vm, int page)
+{
+	unsigned int offset = page * 0x1000;
+	unsigned long pfn, gpa = DATA_GPA + offset;
+	struct pd_summary s;
+	const char *line;
+	char want[128];
+
+	ASSERT_EQ(0, vm_write_pages(vm, DATA_GPA, &offset, 1, 0x44));
+	pfn = pagemap_pfn(0, data_page(vm, page));
+	ask(_metadata, report, pfn, &s);
+	ASSERT_STREQ("ok", s.verdict) TH_LOG("%s", report);
+	ASSERT_NE(NULL, kvm_line(report, "kvm: ", vm, gpa)) TH_LOG("%s", report);
+
+	ASSERT_EQ(0, pd_inject("lost %p", data_page(vm, page)));
+	ask(_metadata, report, pfn, &s);
+	EXPECT_STREQ("mismatch", s.verdict) TH_LOG("%s", report);
+	line = kvm_line(report, "culprit: kvm: ", vm, gpa);
+	ASSERT_NE(NULL, line) TH_LOG("%s", report);
+	snprintf(want, sizeof(want),
+		 "maps pfn 0x%lx, the host page table at hva %p maps no page",
+		 pfn, data_page(vm, page));
+	EXPECT_TRUE(has(line, want)) TH_LOG("want \"%s\" in %s", want, line);
+
+	ASSERT_EQ(0, pd_inject("undo"));
+	ask(_metadata, report, pfn, &s);
+	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", report);
+	EXPECT_EQ(NULL, kvm_line(report, "culprit: kvm: ", vm, gpa));
+}
+
+TEST_F(kvm, stale_kvm_mapping)
+{
+	bool fail;
+
+	if (pd_inject_missing(&fail)[0])
+		SKIP(return, "%s", pd_inject_missing(&fail));
+	check_stale(_metadata, self->report, &self->vm, 5);
+}
+
+/* Guest memory backed by a THP is mapped by KVM at 2M. */
+TEST_F(kvm, thp_2m)
+{
+	static const unsigned int offsets[] = { 0x1000 };
+	struct vm *vm = &self->vm;
+	struct pd_summary s;
+	const char *line;
+	unsigned long pfn;
+
+	vm->thp = pd_map_thp(&vm->thp_area);
+	if (!vm->thp)
+		SKIP(return, "no THP to back guest memory");
+	ASSERT_EQ(0, set_slot(vm, THP_SLOT, THP_GPA, vm->thp, PD_THP_SIZE, 0));
+	ASSERT_EQ(0, vm_write_pages(vm, THP_GPA, offsets, 1, 0x55));
+	ASSERT_EQ(0x55, (unsigned char)vm->thp[0x1000]);
+	pfn = pagemap_pfn(0, vm->thp + 0x1000);
+	ask(_metadata, self->report, pfn, &s);
+	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
+	line = kvm_line(self->report, "kvm: ", vm, THP_GPA + 0x1000);
+	ASSERT_NE(NULL, line) TH_LOG("%s", self->report);
+	EXPECT_TRUE(has(line, "slot 1 as 0")) TH_LOG("%s", line);
+	EXPECT_TRUE(has(line, " 2M writable")) TH_LOG("%s", line);
+}
+
+/*
+ * The shadow MMU: kvm_amd reloaded with npt=0, the same questions.  Put
+ * back as it was at the end.
+ */
+TEST_F(kvm, shadow_mmu)
+{
+	static const unsigned int offsets[] = { 0x6000 };
+	struct vm *vm = &self->vm;
+	struct pd_summary s;
+	const char *line;
+	unsigned long pfn;
+	bool fail;
+
+	if (strcmp(pd_kernel_config("KVM_AMD"), "m"))
+		SKIP(return, "kvm_amd is not a module: npt=0 needs a reboot");
+	vm_destroy(vm);
+	memset(vm, 0, sizeof(*vm));
+	ASSERT_EQ(0, system("rmmod kvm_amd"));
+	ASSERT_EQ(0, load_kvm_amd("npt=0"));
+	ASSERT_EQ('N', kvm_amd_npt());
+	ASSERT_EQ(0, vm_create(vm)) TH_LOG("%s", strerror(errno));
+
+	ASSERT_EQ(0, vm_write_pages(vm, DATA_GPA, offsets, 1, 0x66));
+	pfn = pagemap_pfn(0, data_page(vm, 6));
+	ask(_metadata, self->report, pfn, &s);
+	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
+	line = kvm_line(self->report, "kvm: ", vm, DATA_GPA + 0x6000);
+	EXPECT_TRUE(has(line, " 4K writable")) TH_LOG("%s", self->report);
+	if (!pd_inject_missing(&fail)[0])
+		check_stale(_metadata, self->report, vm, 7);
+
+	vm_destroy(vm);
+	memset(vm, 0, sizeof(*vm));
+	EXPECT_EQ(0, system("rmmod kvm_amd"));
+	EXPECT_EQ(0, load_kvm_amd(""));
+	EXPECT_EQ('Y', kvm_amd_npt());
+}
+
+TEST_HARNESS_MAIN
