@@ -34,8 +34,7 @@
 
 #include "pd_util.h"
 
-/* printf(), under names that checkpatch knows print a message whole. */
-#define bench_info(...)	printf(__VA_ARGS__)
+/* fprintf(), under a name that checkpatch knows prints a message whole. */
 #define bench_err(...)	fprintf(stderr, __VA_ARGS__)
 
 #define MIB		(1024UL * 1024)

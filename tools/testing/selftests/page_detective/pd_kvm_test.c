@@ -16,41 +16,15 @@
  * and the guest-physical address.
  */
 #define _GNU_SOURCE
-#include <linux/kvm.h>
-#include <sys/ioctl.h>
-
-#include "pd_util.h"
+#include "pd_kvm.h"
 #include "../kselftest_harness.h"
 
-/* Slot 0: the code page and the data pages, 4 KiB pages of its own. */
-#define MAIN_SLOT	0
-#define MAIN_SIZE	0x100000UL
-#define CODE_GPA	0x1000UL
 /* Data pages: DATA_GPA + i * 4 KiB, i < DATA_PAGES, within one segment. */
 #define DATA_GPA	0x10000UL
 #define DATA_PAGES	16
 /* Slot 1: a THP, 2 MiB at 2 MiB. */
 #define THP_SLOT	1
 #define THP_GPA		0x200000UL
-
-struct vm {
-	int kvm, fd, vcpu;
-	struct kvm_run *run;
-	size_t run_size;
-	char *main;			/* slot 0's memory */
-	void *thp_area;			/* slot 1's, if any */
-	char *thp;
-	char name[32];			/* the VM's debugfs directory: PID-FD */
-};
-
-/* Load kvm_amd (with @params) if KVM is a module not loaded yet. */
-static int load_kvm_amd(const char *params)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "modprobe kvm_amd %s 2>/dev/null", params);
-	return system(cmd) ? -1 : 0;
-}
 
 /* kvm_amd's npt parameter: 'Y' (the TDP MMU), 'N' (the shadow MMU), or 0. */
 static char kvm_amd_npt(void)
@@ -63,117 +37,6 @@ static char kvm_amd_npt(void)
 	c = fgetc(f);
 	fclose(f);
 	return c == EOF ? 0 : c;
-}
-
-/*
- * Whether KVM is here to test: "" if it is, or why not.  Its absence is a
- * failure when the kernel was built with KVM for AMD, which the guest CPU
- * has (harness/boot).
- */
-static const char *kvm_missing(bool *fail)
-{
-	*fail = false;
-	if (access("/dev/kvm", F_OK))
-		load_kvm_amd("");
-	if (!access("/dev/kvm", F_OK))
-		return "";
-	*fail = pd_kernel_config("KVM_AMD")[0] != '\0';
-	return *fail ? "CONFIG_KVM_AMD is set but /dev/kvm is missing" :
-		       "the kernel has no CONFIG_KVM_AMD";
-}
-
-static int set_slot(struct vm *vm, unsigned int slot, unsigned long gpa,
-		    void *mem, unsigned long size, unsigned int flags)
-{
-	struct kvm_userspace_memory_region region = {
-		.slot = slot,
-		.flags = flags,
-		.guest_phys_addr = gpa,
-		.memory_size = size,
-		.userspace_addr = (unsigned long)mem,
-	};
-
-	return ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &region);
-}
-
-static int vm_create(struct vm *vm)
-{
-	memset(vm, 0, sizeof(*vm));
-	vm->kvm = open("/dev/kvm", O_RDWR);
-	if (vm->kvm < 0)
-		return -1;
-	vm->fd = ioctl(vm->kvm, KVM_CREATE_VM, 0);
-	if (vm->fd < 0)
-		return -1;
-	snprintf(vm->name, sizeof(vm->name), "%d-%d", getpid(), vm->fd);
-	vm->main = mmap(NULL, MAIN_SIZE, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (vm->main == MAP_FAILED)
-		return -1;
-	/* 4 KiB pages: the corruption injector's "lost" takes no THP. */
-	madvise(vm->main, MAIN_SIZE, MADV_NOHUGEPAGE);
-	memset(vm->main, 0, MAIN_SIZE);
-	if (set_slot(vm, MAIN_SLOT, 0, vm->main, MAIN_SIZE, 0))
-		return -1;
-	vm->vcpu = ioctl(vm->fd, KVM_CREATE_VCPU, 0);
-	if (vm->vcpu < 0)
-		return -1;
-	vm->run_size = ioctl(vm->kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
-	vm->run = mmap(NULL, vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       vm->vcpu, 0);
-	return vm->run == MAP_FAILED ? -1 : 0;
-}
-
-static void vm_destroy(struct vm *vm)
-{
-	if (vm->run && vm->run != MAP_FAILED)
-		munmap(vm->run, vm->run_size);
-	if (vm->vcpu > 0)
-		close(vm->vcpu);
-	if (vm->fd > 0)
-		close(vm->fd);
-	if (vm->kvm > 0)
-		close(vm->kvm);
-	if (vm->main && vm->main != MAP_FAILED)
-		munmap(vm->main, MAIN_SIZE);
-	if (vm->thp_area)
-		munmap(vm->thp_area, 2 * PD_THP_SIZE);
-}
-
-/*
- * Run the vCPU in real mode over code that writes @val to the first byte
- * of each page @base + @offsets[i] (ds's base is @base, so any guest address
- * below 4 GiB can be reached without leaving real mode), then halts.
- */
-static int vm_write_pages(struct vm *vm, unsigned long base,
-			  const unsigned int *offsets, int n, unsigned char val)
-{
-	unsigned char *code = (unsigned char *)vm->main + CODE_GPA;
-	struct kvm_sregs sregs;
-	struct kvm_regs regs = { .rip = CODE_GPA, .rflags = 2 };
-	int i;
-
-	for (i = 0; i < n; i++) {
-		/* mov byte [offset], val */
-		*code++ = 0xc6;
-		*code++ = 0x06;
-		*code++ = offsets[i] & 0xff;
-		*code++ = offsets[i] >> 8;
-		*code++ = val;
-	}
-	*code = 0xf4;	/* hlt */
-	if (ioctl(vm->vcpu, KVM_GET_SREGS, &sregs))
-		return -1;
-	sregs.cs.base = 0;
-	sregs.cs.selector = 0;
-	sregs.ds.base = base;
-	sregs.ds.selector = 0;
-	if (ioctl(vm->vcpu, KVM_SET_SREGS, &sregs) ||
-	    ioctl(vm->vcpu, KVM_SET_REGS, &regs))
-		return -1;
-	if (ioctl(vm->vcpu, KVM_RUN, 0))
-		return -1;
-	return vm->run->exit_reason == KVM_EXIT_HLT ? 0 : -1;
 }
 
 /* The host page behind data page @i, and its pfn. */

@@ -633,6 +633,8 @@ static inline unsigned long pd_stress_scale(void)
  * checkpatch knows for a logging function (long format strings stay whole).
  */
 #define pd_info(...)	ksft_print_msg(__VA_ARGS__)
+/* printf(), for the benchmarks' figures, under such a name too. */
+#define bench_info(...)	printf(__VA_ARGS__)
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
