@@ -114,17 +114,36 @@ static inline void vm_destroy(struct vm *vm)
 }
 
 /*
- * Run the vCPU in real mode over code that writes @val to the first byte
- * of each page @base + @offsets[i] (ds's base is @base, so any guest address
- * below 4 GiB can be reached without leaving real mode), then halts.
+ * Start the vCPU, in real mode, at the code at CODE_GPA, with ds's base at
+ * @ds_base, so that any guest address below 4 GiB can be reached without
+ * leaving real mode.
+ */
+static inline int vm_start_code(struct vm *vm, unsigned long ds_base)
+{
+	struct kvm_regs regs = { .rip = CODE_GPA, .rflags = 2 };
+	struct kvm_sregs sregs;
+
+	if (ioctl(vm->vcpu, KVM_GET_SREGS, &sregs))
+		return -1;
+	sregs.cs.base = 0;
+	sregs.cs.selector = 0;
+	sregs.ds.base = ds_base;
+	sregs.ds.selector = 0;
+	if (ioctl(vm->vcpu, KVM_SET_SREGS, &sregs) ||
+	    ioctl(vm->vcpu, KVM_SET_REGS, &regs))
+		return -1;
+	return 0;
+}
+
+/*
+ * Run the vCPU over code that writes @val to the first byte of each page
+ * @base + @offsets[i], then halts.
  */
 static inline int vm_write_pages(struct vm *vm, unsigned long base,
 				 const unsigned int *offsets, int n,
 				 unsigned char val)
 {
 	unsigned char *code = (unsigned char *)vm->main + CODE_GPA;
-	struct kvm_sregs sregs;
-	struct kvm_regs regs = { .rip = CODE_GPA, .rflags = 2 };
 	int i;
 
 	for (i = 0; i < n; i++) {
@@ -136,16 +155,7 @@ static inline int vm_write_pages(struct vm *vm, unsigned long base,
 		*code++ = val;
 	}
 	*code = 0xf4;	/* hlt */
-	if (ioctl(vm->vcpu, KVM_GET_SREGS, &sregs))
-		return -1;
-	sregs.cs.base = 0;
-	sregs.cs.selector = 0;
-	sregs.ds.base = base;
-	sregs.ds.selector = 0;
-	if (ioctl(vm->vcpu, KVM_SET_SREGS, &sregs) ||
-	    ioctl(vm->vcpu, KVM_SET_REGS, &regs))
-		return -1;
-	if (ioctl(vm->vcpu, KVM_RUN, 0))
+	if (vm_start_code(vm, base) || ioctl(vm->vcpu, KVM_RUN, 0))
 		return -1;
 	return vm->run->exit_reason == KVM_EXIT_HLT ? 0 : -1;
 }
@@ -162,20 +172,9 @@ static inline int vm_start_io_loop(struct vm *vm, unsigned long gpa)
 		0xe6, 0x80,		/* out 0x80, al */
 		0xeb, 0xf8,		/* jmp back to the inc */
 	};
-	struct kvm_sregs sregs;
-	struct kvm_regs regs = { .rip = CODE_GPA, .rflags = 2 };
 
 	memcpy(vm->main + CODE_GPA, loop, sizeof(loop));
-	if (ioctl(vm->vcpu, KVM_GET_SREGS, &sregs))
-		return -1;
-	sregs.cs.base = 0;
-	sregs.cs.selector = 0;
-	sregs.ds.base = gpa;
-	sregs.ds.selector = 0;
-	if (ioctl(vm->vcpu, KVM_SET_SREGS, &sregs) ||
-	    ioctl(vm->vcpu, KVM_SET_REGS, &regs))
-		return -1;
-	return 0;
+	return vm_start_code(vm, gpa);
 }
 
 /* One KVM_RUN of the loop of vm_start_io_loop(): 0 if it exited on its I/O. */
