@@ -613,18 +613,11 @@ static void end_watcher(pid_t watcher)
 	}
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static double median(double *v, unsigned long n)
 {
 	if (!n)
 		return 0;
-	qsort(v, n, sizeof(*v), cmp_double);
+	qsort(v, n, sizeof(*v), pd_cmp_double);
 	return v[n / 2];
 }
 

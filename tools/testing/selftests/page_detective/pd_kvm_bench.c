@@ -25,19 +25,12 @@
 #define SEGMENT		0x10000UL	/* what one real-mode ds reaches */
 #define MAX_RUNS	4000000
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Sort @v and return its @q quantile (0.5: the median). */
 static double quantile(double *v, size_t n, double q)
 {
 	if (!n)
 		return 0;
-	qsort(v, n, sizeof(*v), cmp_double);
+	qsort(v, n, sizeof(*v), pd_cmp_double);
 	return v[(size_t)(q * (n - 1))];
 }
 

@@ -96,13 +96,6 @@ static int vma_count(pid_t pid)
 	return n;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* A querier asking about @pfn again and again, until killed. */
 static void querier(unsigned long pfn, int ready)
 {
@@ -223,7 +216,7 @@ int main(void)
 		}
 	}
 	if (killed) {
-		qsort(lat, killed, sizeof(lat[0]), cmp_double);
+		qsort(lat, killed, sizeof(lat[0]), pd_cmp_double);
 		pd_info("kill -9 of a querier mid-query: %u kills, ended after min %.1f ms, median %.1f ms, max %.1f ms (one query takes %.1f ms)\n",
 			killed, lat[0], lat[killed / 2], lat[killed - 1], query_s * 1000);
 	}

@@ -640,6 +640,14 @@ static inline unsigned long pd_stress_scale(void)
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #endif
 
+/* qsort()'s comparison of doubles, for the figures' medians. */
+static inline int pd_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* Seconds on CLOCK_MONOTONIC. */
 static inline double pd_now(void)
 {
