@@ -258,10 +258,12 @@ static int pd_report_pfn(struct pd_query *q)
 	pd_note_refcount(q);
 	verdict = pd_verdict(q, &culprits);
 	seq_buf_printf(&q->s,
-		       "cost: %lu page-table entries in %lu PTE tables in %llu us, longest mmap lock hold %llu us, longest VMA lock hold %llu us; kernel page tables %llu us; rmap %llu us; verdict %llu us\n",
+		       "cost: %lu page-table entries in %lu PTE tables in %llu us, longest mmap lock hold %llu us (%llu us not switched out), longest VMA lock hold %llu us (%llu us not switched out); kernel page tables %llu us; rmap %llu us; verdict %llu us\n",
 		       q->entries, q->tables, div_u64(q->scan_ns, NSEC_PER_USEC),
-		       div_u64(q->longest_hold_ns, NSEC_PER_USEC),
-		       div_u64(q->longest_vma_hold_ns, NSEC_PER_USEC),
+		       div_u64(q->mmap_holds.longest_ns, NSEC_PER_USEC),
+		       div_u64(q->mmap_holds.longest_unswitched_ns, NSEC_PER_USEC),
+		       div_u64(q->vma_holds.longest_ns, NSEC_PER_USEC),
+		       div_u64(q->vma_holds.longest_unswitched_ns, NSEC_PER_USEC),
 		       div_u64(q->kernel_ns, NSEC_PER_USEC),
 		       div_u64(q->rmap_ns, NSEC_PER_USEC),
 		       div_u64(q->recheck_ns, NSEC_PER_USEC));

@@ -129,6 +129,17 @@ struct pd_secondary {
 	unsigned long host_pfn;
 };
 
+/*
+ * The scan's longest hold of a lock, and its longest hold of it through
+ * which it was never switched out: the first includes what other tasks ran
+ * while the scan held the lock, the second only the walk (and whatever
+ * stopped the CPU itself).
+ */
+struct pd_holds {
+	u64 longest_ns;
+	u64 longest_unswitched_ns;
+};
+
 /* The state of one query, from the input to the summary line. */
 struct pd_query {
 	char input[PD_INPUT_MAX + 1];	/* as written */
@@ -198,7 +209,7 @@ struct pd_query {
 	unsigned long entries;		/* user page-table entries read */
 	unsigned long tables;		/* user PTE tables read */
 	u64 scan_ns, kernel_ns, rmap_ns, recheck_ns;
-	u64 longest_hold_ns, longest_vma_hold_ns;	/* mmap lock's, a VMA's */
+	struct pd_holds mmap_holds, vma_holds;	/* the mmap lock's, a VMA's */
 };
 
 /*

@@ -115,14 +115,19 @@ static double ms(uint64_t ns)
 /* ---- The workload -------------------------------------------------------- */
 
 /*
- * P processes, each mapping M MiB, all of it populated: three quarters are
- * a shared tmpfs file (one memfd that every process maps, so that P x M
- * fits in the guest's memory while every process has its own page tables),
- * one quarter is private anonymous memory each process writes itself.
- * Target page k is a one-page memfd that the first k_values[k] processes
- * map.
+ * P processes, each mapping M MiB, all of it populated.  The mixed workload,
+ * the grid's: three quarters are a shared tmpfs file (one memfd that every
+ * process maps, so that P x M fits in the guest's memory while every
+ * process has its own page tables), one quarter is private anonymous
+ * memory each process writes itself.  The anonymous one, at the reference
+ * point only (P x M of memory): all of it private anonymous.  Target page
+ * k is a one-page memfd that the first k_values[k] processes map.
  */
+enum workload_kind { MIXED, ANON, NR_WORKLOADS };
+static const char *const workload_names[NR_WORKLOADS] = { "mixed", "anon" };
+
 struct workload {
+	enum workload_kind kind;
 	int nr;
 	pid_t *pids;
 	int file_fd;
@@ -159,7 +164,8 @@ static void worker(struct workload *w, int i, int ready_fd)
 
 	/* Do not outlive the benchmark, whatever happens to it. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (mmap(NULL, w->file_bytes, PROT_READ, MAP_SHARED | MAP_POPULATE,
+	if (w->file_bytes &&
+	    mmap(NULL, w->file_bytes, PROT_READ, MAP_SHARED | MAP_POPULATE,
 		 w->file_fd, 0) == MAP_FAILED)
 		goto out;
 	anon = mmap(NULL, w->anon_bytes, PROT_READ | PROT_WRITE,
@@ -207,16 +213,18 @@ static void workload_stop(struct workload *w)
 	for (i = 0; i < w->nr; i++)
 		waitpid(w->pids[i], NULL, 0);
 	free(w->pids);
-	close(w->file_fd);
+	if (w->file_fd >= 0)
+		close(w->file_fd);
 	for (k = 0; k < NR_K; k++)
 		close(w->target_fd[k]);
 }
 
 /*
- * Start P processes of M MiB.  Returns NULL, or why the grid point cannot
- * be run in this guest.
+ * Start P processes of M MiB, of workload @kind.  Returns NULL, or why the
+ * grid point cannot be run in this guest.
  */
-static const char *workload_start(struct workload *w, int P, int M)
+static const char *workload_start(struct workload *w, enum workload_kind kind,
+				  int P, int M)
 {
 	static char why[128];
 	long need, avail;
@@ -225,8 +233,9 @@ static const char *workload_start(struct workload *w, int P, int M)
 	void *t;
 
 	memset(w, 0, sizeof(*w));
-	w->file_bytes = M * MIB / 4 * 3;
-	w->anon_bytes = M * MIB / 4;
+	w->kind = kind;
+	w->file_bytes = kind == MIXED ? M * MIB / 4 * 3 : 0;
+	w->anon_bytes = M * MIB - w->file_bytes;
 
 	/*
 	 * What the kernel needs: the private part, page tables, and a task
@@ -241,10 +250,12 @@ static const char *workload_start(struct workload *w, int P, int M)
 		return why;
 	}
 
-	w->file_fd = memfd_filled("pd_bench_file", w->file_bytes);
+	w->file_fd = w->file_bytes ?
+		     memfd_filled("pd_bench_file", w->file_bytes) : -1;
 	for (k = 0; k < NR_K; k++)
 		w->target_fd[k] = memfd_filled("pd_bench_target", page_size);
-	if (w->file_fd < 0 || w->target_fd[0] < 0 || w->target_fd[1] < 0)
+	if ((w->file_bytes && w->file_fd < 0) || w->target_fd[0] < 0 ||
+	    w->target_fd[1] < 0)
 		return "memfd_create failed";
 
 	/* The target's PFN: map it a moment, ask pagemap, unmap it. */
@@ -480,6 +491,12 @@ unsigned long per_entry_loop(const uint64_t *w, unsigned long n,
 	return hits;
 }
 
+static inline bool x86_pte_may_map(uint64_t v, uint64_t pfn)
+{
+	return (x86_pte_pfn(v) == pfn) | (!x86_pte_none(v) & !x86_pte_present(v));
+}
+
+/* Four entries a turn, as pd_pte_table_may_map() takes them. */
 static __attribute__((noipa, optimize("no-tree-vectorize")))
 unsigned long table_loop(const uint64_t *w, unsigned long n,
 			 uint64_t pfn)
@@ -487,11 +504,13 @@ unsigned long table_loop(const uint64_t *w, unsigned long n,
 	unsigned long i;
 	bool may = false;
 
-	for (i = 0; i < n; i++) {
-		uint64_t v = load(&w[i]);
-
-		may |= (x86_pte_pfn(v) == pfn) | (!x86_pte_none(v) & !x86_pte_present(v));
-	}
+	for (i = 0; i + 4 <= n; i += 4)
+		may |= x86_pte_may_map(load(&w[i]), pfn) |
+		       x86_pte_may_map(load(&w[i + 1]), pfn) |
+		       x86_pte_may_map(load(&w[i + 2]), pfn) |
+		       x86_pte_may_map(load(&w[i + 3]), pfn);
+	for (; i < n; i++)
+		may |= x86_pte_may_map(load(&w[i]), pfn);
 	return may;
 }
 
@@ -539,6 +558,7 @@ static uint64_t floor_ns(unsigned long n, enum floor_kind kind)
 
 struct point {
 	int P, M, K;
+	enum workload_kind kind;
 	const char *impossible;
 	unsigned int processes, kthreads;	/* the full scan's */
 	struct pd_cost cost;	/* entries, tables; hold_us: the longest */
@@ -554,16 +574,29 @@ struct point {
 	int errors;
 };
 
-/* The longest mmap lock and VMA lock holds of every full query of the run. */
+/*
+ * The longest lock holds of every full query of the run, in us: of the mmap
+ * lock and of a VMA's, each of all holds and of those through which the
+ * query's task was never switched out (the difference: other tasks ran).
+ */
 #define HOLDS_MAX	8192
-static uint64_t holds[HOLDS_MAX], vma_holds[HOLDS_MAX];
+enum { MMAP_HOLD, MMAP_HOLD_UNSWITCHED, VMA_HOLD, VMA_HOLD_UNSWITCHED, NR_HOLDS };
+static const char *const hold_names[NR_HOLDS] = {
+	"mmap lock", "mmap lock, not switched out",
+	"VMA lock", "VMA lock, not switched out",
+};
+
+static uint64_t holds[NR_HOLDS][HOLDS_MAX];
 static int nr_holds;
 
 static void note_hold(struct point *pt, const struct pd_cost *c)
 {
 	if (nr_holds < HOLDS_MAX) {
-		vma_holds[nr_holds] = c->vma_hold_us;
-		holds[nr_holds++] = c->hold_us;
+		holds[MMAP_HOLD][nr_holds] = c->hold_us;
+		holds[MMAP_HOLD_UNSWITCHED][nr_holds] = c->hold_unswitched_us;
+		holds[VMA_HOLD][nr_holds] = c->vma_hold_us;
+		holds[VMA_HOLD_UNSWITCHED][nr_holds] = c->vma_hold_unswitched_us;
+		nr_holds++;
 	}
 	if (pt && c->hold_us > pt->cost.hold_us)
 		pt->cost.hold_us = c->hold_us;
@@ -706,7 +739,7 @@ static double ratio(uint64_t a, uint64_t b)
 	return b ? (double)a / b : 0;
 }
 
-#define CSV_HEADER "P,M,K,processes,entries,tables,phys_ms,phys_p90_ms,phys_min_ms,scan_ms,Mentries_per_s,longest_hold_us,kernel_tables_ms,rmap_ms,phys_rest_ms,quick_ms,quick_p90_ms,quick_min_ms,quick_rmap_ms,quick_rest_ms,user_ms,user_min_ms,user_entries,user_processes,floor_ms,scan_per_floor,user_per_phys,user_per_quick,mappers_phys_quick_user,agree,note"
+#define CSV_HEADER "P,M,K,workload,processes,entries,tables,phys_ms,phys_p90_ms,phys_min_ms,scan_ms,Mentries_per_s,longest_hold_us,kernel_tables_ms,rmap_ms,phys_rest_ms,quick_ms,quick_p90_ms,quick_min_ms,quick_rmap_ms,quick_rest_ms,user_ms,user_min_ms,user_entries,user_processes,floor_ms,scan_per_floor,user_per_phys,user_per_quick,mappers_phys_quick_user,agree,note"
 
 static void print_point(const struct point *pt)
 {
@@ -714,17 +747,19 @@ static void print_point(const struct point *pt)
 	int commas = 0;
 
 	if (pt->impossible) {
-		/* P, M, K, empty fields, and the note last, as in the header. */
+		/* P, M, K, workload, empty fields, and the note last. */
 		for (p = CSV_HEADER; (p = strchr(p, ',')); p++)
 			commas++;
-		printf("csv: %d,%d,%d", pt->P, pt->M, pt->K);
-		for (; commas > 3; commas--)
+		printf("csv: %d,%d,%d,%s", pt->P, pt->M, pt->K,
+		       workload_names[pt->kind]);
+		for (; commas > 4; commas--)
 			putchar(',');
 		printf(",impossible: %s\n", pt->impossible);
 		return;
 	}
-	printf("csv: %d,%d,%d,%u,%lu,%lu,", pt->P, pt->M, pt->K, pt->processes,
-	       pt->cost.entries, pt->cost.tables);
+	printf("csv: %d,%d,%d,%s,%u,%lu,%lu,", pt->P, pt->M, pt->K,
+	       workload_names[pt->kind], pt->processes, pt->cost.entries,
+	       pt->cost.tables);
 	printf("%.3f,%.3f,%.3f,%.3f,%.1f,%lu,", ms(pt->full_med),
 	       ms(pt->full_p90), ms(pt->full_min), ms(pt->scan_med),
 	       pt->scan_med ? pt->cost.entries * 1e3 / pt->scan_med : 0,
@@ -802,6 +837,24 @@ static void print_stalls(const char *when, struct stalls *st)
 		   st->spun ? 100.0 * st->lost / st->spun : 0,
 		   n > 1 ? pctl(apart, n - 1, 50) / 1e3 : 0, st->over_1ms,
 		   st->longest / 1e3);
+}
+
+/*
+ * The queries' longest lock holds beside the vCPU's stalls: a hold that a
+ * stall falls into is that much longer, and a hold of a query whose task
+ * was switched out includes what ran instead.
+ */
+static void print_holds(const struct stalls *alone)
+{
+	int h;
+
+	for (h = 0; h < NR_HOLDS; h++)
+		bench_info("holds: %s: p50 %lu us, p99 %lu us, max %lu us, over %d phys queries\n",
+			   hold_names[h], pctl(holds[h], nr_holds, 50),
+			   pctl(holds[h], nr_holds, 99),
+			   pctl(holds[h], nr_holds, 100), nr_holds);
+	bench_info("holds: vCPU stalls, the clock loop alone: %u gaps over 1 ms in %.1f s, the longest %.0f us\n",
+		   alone->over_1ms, alone->spun / 1e9, alone->longest / 1e3);
 }
 
 /* ---- Gentleness ---------------------------------------------------------- */
@@ -912,7 +965,8 @@ static double gentleness(unsigned long pfn, int seconds)
 				continue;
 			note_hold(NULL, &cost);
 			if (nq < HOLDS_MAX) {
-				qholds[nq] = cost.hold_us;
+				qholds[nq] = cost.hold_us > cost.vma_hold_us ?
+					     cost.hold_us : cost.vma_hold_us;
 				walls[nq++] = ns;
 			}
 		}
@@ -926,7 +980,7 @@ static double gentleness(unsigned long pfn, int seconds)
 	for (p = 0; p < NR_LAT; p++)
 		p99[p] = print_lat(p, &phase[p]);
 	print_stalls("the CPU hog, beside the latency loop", &st);
-	bench_info("gentle: %d phys queries back to back, median %.3f ms; their longest mmap lock hold: p50 %lu us, p99 %lu us, max %lu us\n",
+	bench_info("gentle: %d phys queries back to back, median %.3f ms; their longest lock hold, mmap or VMA: p50 %lu us, p99 %lu us, max %lu us\n",
 		   nq, ms(pctl(walls, nq, 50)), pctl(qholds, nq, 50),
 		   pctl(qholds, nq, 99), pctl(qholds, nq, 100));
 	printf("gentle: p99 / idle p99: %.2f beside a CPU hog, %.2f beside phys queries\n",
@@ -942,11 +996,13 @@ static double gentleness(unsigned long pfn, int seconds)
  * Per-entry and per-process costs of the phys scan (or, with @user, of the
  * userspace scan), fitted by least squares to t = a * entries + b *
  * processes over the grid; no constant, as a scan of nothing costs nothing.
- * And what the floor costs per word.
+ * And what the floor costs per word.  Sets *@a, in s per entry, and *@b, in
+ * s per process (0 where the grid cannot tell them apart).
  */
-static void fit(const char *name, const struct point *pts, int nr, bool user)
+static void fit(const char *name, const struct point *pts, int nr, bool user,
+		double *a, double *b)
 {
-	double see = 0, spp = 0, sep = 0, ste = 0, stp = 0, det, a, b;
+	double see = 0, spp = 0, sep = 0, ste = 0, stp = 0, det;
 	double words = 0, floor = 0;
 	int i;
 
@@ -967,14 +1023,44 @@ static void fit(const char *name, const struct point *pts, int nr, bool user)
 		floor += pt->floor_med / 1e9;
 	}
 	det = see * spp - sep * sep;
+	*a = *b = 0;
 	if (det != 0) {
-		a = (ste * spp - stp * sep) / det;
-		b = (stp * see - ste * sep) / det;
+		*a = (ste * spp - stp * sep) / det;
+		*b = (stp * see - ste * sep) / det;
 		printf("model: %s: %.1f ns per page-table entry + %.1f us per process\n",
-		       name, a * 1e9, b * 1e6);
+		       name, *a * 1e9, *b * 1e6);
 	}
 	if (!user && words)
 		printf("model: floor: %.1f ns per word\n", floor / words * 1e9);
+}
+
+/*
+ * What the fitted costs make of a big host: 1 TiB mapped by 10,000
+ * processes, in 4 KiB pages (the scan's worst case: one entry a page), at
+ * this guest's speed.  A quick query asks only where the reverse map says
+ * the page is mapped: it costs what it costs at the reference point, for
+ * as many mappers, whatever the memory.
+ */
+#define BIG_BYTES	(1024ULL * 1024 * 1024 * 1024)
+#define BIG_PROCESSES	10000
+
+static void project(double a, double b, double ua, double ub,
+		    const struct point *ref)
+{
+	double entries = (double)BIG_BYTES / page_size;
+
+	if (!a || !ua) {
+		printf("model: 1 TiB by %d processes: the grid is too small to fit the costs to\n",
+		       BIG_PROCESSES);
+		return;
+	}
+	bench_info("model: 1 TiB mapped in 4 KiB pages by %d processes (%.0f entries): phys %.1f s, the userspace scan %.1f s (fitted costs, this guest's speed)\n",
+		   BIG_PROCESSES, entries, a * entries + b * BIG_PROCESSES,
+		   ua * entries + ub * BIG_PROCESSES);
+	if (ref)
+		bench_info("model: 1 TiB by %d processes: quick %.2f ms for a page with %d mappers (as at P=%d M=%d)\n",
+			   BIG_PROCESSES, ms(ref->quick_med), ref->K, REF_P,
+			   REF_M);
 }
 
 /*
@@ -1031,13 +1117,84 @@ static const char *met(bool ok)
 	return ok ? "met" : "MISSED";
 }
 
+/*
+ * Start workload @kind of @P processes of @M MiB, and measure and print its
+ * points, one per K, into @pts.  Returns NULL with the workload running, or
+ * why it cannot run in this guest.
+ */
+static const char *measure_workload(struct workload *w, enum workload_kind kind,
+				    int P, int M, int rounds, struct point *pts)
+{
+	uint64_t start = now_ns();
+	const char *why;
+	int k;
+
+	printf("bench: %s P=%d M=%d: starting the processes\n",
+	       workload_names[kind], P, M);
+	fflush(stdout);
+	why = workload_start(w, kind, P, M);
+	if (!why)
+		printf("bench: %s P=%d M=%d: %d processes up in %.1f s\n",
+		       workload_names[kind], P, M, P, (now_ns() - start) / 1e9);
+	for (k = 0; k < NR_K; k++) {
+		struct point *pt = &pts[k];
+
+		*pt = (struct point){ .P = P, .M = M, .K = k_values[k],
+				      .kind = kind, .impossible = why };
+		if (pt->K > P)
+			pt->impossible = "K > P";
+		if (!pt->impossible)
+			measure_point(w, k, pt, rounds);
+		print_point(pt);
+	}
+	return why;
+}
+
+/* The targets of the point of workload @kind and K index @k at REF_P, REF_M. */
+static void ref_targets(enum workload_kind kind, int k, const struct point *r)
+{
+	const char *name = workload_names[kind];
+
+	if (!r) {
+		printf("target: %s K=%d: the grid has no P=%d M=%d\n", name,
+		       k_values[k], REF_P, REF_M);
+		return;
+	}
+	bench_info("target: %s K=%d: phys %.1fx faster than the userspace scan at P=%d M=%d (>= 10x): %s\n",
+		   name, r->K, ratio(r->user_med, r->full_med), REF_P, REF_M,
+		   met(ratio(r->user_med, r->full_med) >= 10));
+	printf("target: %s K=%d: scan %.2fx the floor at P=%d M=%d (<= 2.5x): %s\n",
+	       name, r->K, ratio(r->scan_med, r->floor_med), REF_P, REF_M,
+	       met(ratio(r->scan_med, r->floor_med) <= 2.5));
+	bench_info("target: %s K=%d: quick %.0fx faster than the userspace scan at P=%d M=%d (>= 100x): %s\n",
+		   name, r->K, ratio(r->user_med, r->quick_med), REF_P, REF_M,
+		   met(ratio(r->user_med, r->quick_med) >= 100));
+}
+
+/* Note the points of @row that were measured at the reference point. */
+static void note_ref(struct point *row, struct point **ref)
+{
+	int k;
+
+	for (k = 0; k < NR_K; k++)
+		if (row[k].P == REF_P && row[k].M == REF_M &&
+		    !row[k].impossible)
+			ref[k] = &row[k];
+}
+
+/* The drgn pass (-D, -S): after all of the above, which it uses. */
+#include "pd_drgn.h"
+
 int main(int argc, char **argv)
 {
 	int p_values[8] = { 10, 50, 200, 500 }, nr_p = 4;
 	int m_values[8] = { 1, 16 }, nr_m = 2;
 	int rounds = ROUNDS, seconds = 5, ip, im, k, opt, nr_pts = 0;
-	struct point pts[8 * 8 * NR_K], *ref[NR_K] = {};
-	double gentle = -1, flat_median;
+	struct point pts[(8 * 8 + 1) * NR_K], *ref[NR_WORKLOADS][NR_K] = {};
+	struct point *row;
+	const char *why;
+	enum workload_kind kind;
+	double gentle = -1, flat_median, scan_a, scan_b, user_a, user_b;
 	uint64_t flat[64];
 	int nr_flat = 0;
 	unsigned long gentle_pfn = 0;
@@ -1045,8 +1202,9 @@ int main(int argc, char **argv)
 	uint64_t longest;
 	struct workload w;
 	bool fail, has_ref = false, gentle_here;
+	const char *drgn_server = NULL, *drgn_show = NULL;
 
-	while ((opt = getopt(argc, argv, "P:M:r:d:")) != -1) {
+	while ((opt = getopt(argc, argv, "P:M:r:d:D:S:")) != -1) {
 		switch (opt) {
 		case 'P':
 			parse_list(optarg, p_values, &nr_p, 8);
@@ -1060,8 +1218,14 @@ int main(int argc, char **argv)
 		case 'd':
 			seconds = atoi(optarg);
 			break;
+		case 'D':
+			drgn_server = optarg;
+			break;
+		case 'S':
+			drgn_show = optarg;
+			break;
 		default:
-			bench_err("usage: %s [-P 10,50,...] [-M 1,16] [-r rounds] [-d seconds]\n",
+			bench_err("usage: %s [-P 10,50,...] [-M 1,16] [-r rounds] [-d seconds] [-D drgn-server] [-S show_page_info]\n",
 				  argv[0]);
 			return 2;
 		}
@@ -1087,39 +1251,19 @@ int main(int argc, char **argv)
 	maps_buf = alloc_private(MAPS_MAX);
 	pm_buf = alloc_private(US_CHUNK * 8);
 
-	bench_info("bench: %d rounds per method and grid point, interleaved; each process maps M MiB: 3/4 a shared tmpfs file, 1/4 private anonymous, all populated\n",
-		   rounds);
+	bench_info("bench: %d rounds per method and grid point, interleaved; each process maps M MiB, all populated: mixed, 3/4 a shared tmpfs file and 1/4 private anonymous; anon (at P=%d M=%d only), all private anonymous\n",
+		   rounds, REF_P, REF_M);
 	probe_stalls(&alone, 2000000000ULL);
 	print_stalls("alone", &alone);
 	printf("csv: %s\n", CSV_HEADER);
 	for (ip = 0; ip < nr_p; ip++) {
 		for (im = 0; im < nr_m; im++) {
 			int P = p_values[ip], M = m_values[im];
-			const char *why;
-			uint64_t start = now_ns();
 
-			printf("bench: P=%d M=%d: starting the processes\n", P, M);
-			fflush(stdout);
-			why = workload_start(&w, P, M);
-			if (!why)
-				printf("bench: P=%d M=%d: %d processes up in %.1f s\n",
-				       P, M, P, (now_ns() - start) / 1e9);
-			for (k = 0; k < NR_K; k++) {
-				struct point *pt = &pts[nr_pts++];
-
-				*pt = (struct point){ .P = P, .M = M,
-						      .K = k_values[k],
-						      .impossible = why };
-				if (pt->K > P)
-					pt->impossible = "K > P";
-				if (!pt->impossible)
-					measure_point(&w, k, pt, rounds);
-				print_point(pt);
-				if (pt->impossible)
-					continue;
-				if (P == REF_P && M == REF_M)
-					ref[k] = pt;
-			}
+			row = &pts[nr_pts];
+			why = measure_workload(&w, MIXED, P, M, rounds, row);
+			nr_pts += NR_K;
+			note_ref(row, ref[MIXED]);
 			/* At the reference point, or the last one if none. */
 			gentle_here = has_ref ? P == REF_P && M == REF_M :
 				      ip == nr_p - 1 && im == nr_m - 1;
@@ -1134,31 +1278,29 @@ int main(int argc, char **argv)
 				workload_stop(&w);
 		}
 	}
+	/* The same scan over private anonymous memory only. */
+	if (has_ref) {
+		row = &pts[nr_pts];
+		why = measure_workload(&w, ANON, REF_P, REF_M, rounds, row);
+		nr_pts += NR_K;
+		note_ref(row, ref[ANON]);
+		if (!why)
+			workload_stop(&w);
+	}
 
-	fit("phys scan", pts, nr_pts, false);
-	fit("userspace pagemap scan", pts, nr_pts, true);
+	if (drgn_server)
+		drgn_grid(drgn_server, drgn_show, p_values, nr_p, m_values,
+			  nr_m);
+
+	fit("phys scan", pts, nr_pts, false, &scan_a, &scan_b);
+	fit("userspace pagemap scan", pts, nr_pts, true, &user_a, &user_b);
+	project(scan_a, scan_b, user_a, user_b, ref[MIXED][NR_K - 1]);
 	floor_loops();
 	query_overhead();
 
-	/* Targets, at P = REF_P and M = REF_M where the grid has it. */
-	for (k = 0; k < NR_K; k++) {
-		struct point *r = ref[k];
-
-		if (!r) {
-			printf("target: K=%d: the grid has no P=%d M=%d\n",
-			       k_values[k], REF_P, REF_M);
-			continue;
-		}
-		bench_info("target: K=%d: phys %.1fx faster than the userspace scan at P=%d M=%d (>= 10x): %s\n",
-			   r->K, ratio(r->user_med, r->full_med), REF_P, REF_M,
-			   met(ratio(r->user_med, r->full_med) >= 10));
-		printf("target: K=%d: scan %.2fx the floor at P=%d M=%d (<= 3x): %s\n",
-		       r->K, ratio(r->scan_med, r->floor_med), REF_P, REF_M,
-		       met(ratio(r->scan_med, r->floor_med) <= 3));
-		bench_info("target: K=%d: quick %.0fx faster than the userspace scan at P=%d M=%d (>= 100x): %s\n",
-			   r->K, ratio(r->user_med, r->quick_med), REF_P, REF_M,
-			   met(ratio(r->user_med, r->quick_med) >= 100));
-	}
+	for (kind = MIXED; kind < NR_WORKLOADS; kind++)
+		for (k = 0; k < NR_K; k++)
+			ref_targets(kind, k, ref[kind][k]);
 	/*
 	 * Flat in M: quick at the largest M against the smallest, same P and
 	 * K.  Judged on the median of those ratios: a quick query lasts about
@@ -1172,7 +1314,8 @@ int main(int argc, char **argv)
 
 		for (j = 0; j < nr_pts && nr_flat < 64; j++) {
 			b = &pts[j];
-			if (a->impossible || b->impossible || a->P != b->P ||
+			if (a->impossible || b->impossible || a->kind != MIXED ||
+			    b->kind != MIXED || a->P != b->P ||
 			    a->K != b->K || a->M != m_values[0] ||
 			    b->M != m_values[nr_m - 1] || a == b)
 				continue;
@@ -1193,12 +1336,10 @@ int main(int argc, char **argv)
 	if (gentle >= 0)
 		printf("target: concurrent p99 %.2fx idle p99 (<= 2x): %s\n",
 		       gentle, met(gentle > 0 && gentle <= 2));
-	longest = pctl(holds, nr_holds, 100);
+	longest = pctl(holds[MMAP_HOLD], nr_holds, 100);
 	bench_info("target: longest mmap lock hold %lu us over the %d phys queries of the run, p50 %lu us, p99 %lu us (<= 1000 us): %s\n",
-		   longest, nr_holds, pctl(holds, nr_holds, 50),
-		   pctl(holds, nr_holds, 99), met(longest <= 1000));
-	bench_info("figures: longest VMA lock hold %lu us over the same queries, p50 %lu us, p99 %lu us\n",
-		   pctl(vma_holds, nr_holds, 100), pctl(vma_holds, nr_holds, 50),
-		   pctl(vma_holds, nr_holds, 99));
+		   longest, nr_holds, pctl(holds[MMAP_HOLD], nr_holds, 50),
+		   pctl(holds[MMAP_HOLD], nr_holds, 99), met(longest <= 1000));
+	print_holds(&alone);
 	return 0;
 }

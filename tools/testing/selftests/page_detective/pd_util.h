@@ -252,13 +252,15 @@ struct pd_cost {
 	unsigned long tables;		/* user PTE tables read */
 	unsigned long scan_us;		/* the scan of every process */
 	unsigned long hold_us;		/* longest mmap lock hold */
+	unsigned long hold_unswitched_us;	/* of those never switched out */
 	unsigned long vma_hold_us;	/* longest hold of a VMA's read lock */
+	unsigned long vma_hold_unswitched_us;
 	unsigned long kernel_us;	/* the kernel's page tables */
 	unsigned long rmap_us;		/* the reverse map */
 };
 
 /* The report's "cost:" line, for sscanf(). */
-#define PD_COST_FMT "cost: %lu page-table entries in %lu PTE tables in %lu us, longest mmap lock hold %lu us, longest VMA lock hold %lu us; kernel page tables %lu us; rmap %lu us"
+#define PD_COST_FMT "cost: %lu page-table entries in %lu PTE tables in %lu us, longest mmap lock hold %lu us (%lu us not switched out), longest VMA lock hold %lu us (%lu us not switched out); kernel page tables %lu us; rmap %lu us"
 
 static inline int pd_parse_cost(const char *report, struct pd_cost *c)
 {
@@ -267,7 +269,8 @@ static inline int pd_parse_cost(const char *report, struct pd_cost *c)
 	if (!line)
 		return -1;
 	if (sscanf(line + 1, PD_COST_FMT, &c->entries, &c->tables, &c->scan_us,
-		   &c->hold_us, &c->vma_hold_us, &c->kernel_us, &c->rmap_us) != 7)
+		   &c->hold_us, &c->hold_unswitched_us, &c->vma_hold_us,
+		   &c->vma_hold_unswitched_us, &c->kernel_us, &c->rmap_us) != 9)
 		return -1;
 	return 0;
 }
