@@ -124,7 +124,7 @@ static void drgn_ask(struct drgn_server *s, const char *method,
 			a->wall_ns = now_ns() - start;
 			return;
 		} else if (!strncmp(line, "error ", 6)) {
-			snprintf(a->error, sizeof(a->error), "%s", line + 6);
+			snprintf(a->error, sizeof(a->error), "%.200s", line + 6);
 			return;
 		}
 	}
@@ -241,7 +241,7 @@ static void drgn_point(struct drgn_server *s, int P, int M, int K,
 static void drgn_show_page(const char *cmd, unsigned long pfn)
 {
 	static struct pd_parsed parsed;
-	char line[1024], run[1024];
+	char line[1024], run[1024], error[256] = "", verdict[300];
 	unsigned long shown = 0;
 	uint64_t start, took, virt_ns[DRGN_PHYS_ROUNDS];
 	int i, pid, status;
@@ -266,17 +266,24 @@ static void drgn_show_page(const char *cmd, unsigned long pfn)
 	snprintf(run, sizeof(run), "%s %d 0x%lx 2>&1", cmd, pid, addr);
 	start = now_ns();
 	f = popen(run, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (!shown)
-			sscanf(line, "Page PFN: %lx", &shown);
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!shown && sscanf(line, "Page PFN: %lx", &shown) != 1 &&
+		    strstr(line, "rror"))
+			snprintf(error, sizeof(error), "%.200s", line);
+	}
 	status = f ? pclose(f) : -1;
 	took = now_ns() - start;
-	bench_info("drgn: show_page_info.py %d 0x%lx: %.1f s, drgn's start included, exit status %d, PFN %s0x%lx (%s); virt of the same: %.2f ms (median of %d); show_page_info / virt: %.0fx\n",
+	if (shown)
+		snprintf(verdict, sizeof(verdict), "PFN 0x%lx, %s", shown,
+			 shown == pfn ? "the target's" : "NOT the target's");
+	else
+		snprintf(verdict, sizeof(verdict), "no PFN printed: %.200s",
+			 error[0] ? error : "no error line either");
+	bench_info("drgn: show_page_info.py %d 0x%lx: %.1f s, drgn's start included, exit status %d, %s; virt of the same: %.2f ms (median of %d); show_page_info / virt: %.0fx\n",
 		   pid, addr, took / 1e9, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-		   shown ? "" : "not printed, ", shown,
-		   shown == pfn ? "the target's" : "NOT the target's",
-		   ms(pctl(virt_ns, DRGN_PHYS_ROUNDS, 50)), DRGN_PHYS_ROUNDS,
-		   ratio(took, pctl(virt_ns, DRGN_PHYS_ROUNDS, 50)));
+		   verdict, ms(pctl(virt_ns, DRGN_PHYS_ROUNDS, 50)),
+		   DRGN_PHYS_ROUNDS, ratio(took, pctl(virt_ns, DRGN_PHYS_ROUNDS, 50)));
 	fflush(stdout);
 }
 
