@@ -127,7 +127,6 @@ enum workload_kind { MIXED, ANON, NR_WORKLOADS };
 static const char *const workload_names[NR_WORKLOADS] = { "mixed", "anon" };
 
 struct workload {
-	enum workload_kind kind;
 	int nr;
 	pid_t *pids;
 	int file_fd;
@@ -233,7 +232,6 @@ static const char *workload_start(struct workload *w, enum workload_kind kind,
 	void *t;
 
 	memset(w, 0, sizeof(*w));
-	w->kind = kind;
 	w->file_bytes = kind == MIXED ? M * MIB / 4 * 3 : 0;
 	w->anon_bytes = M * MIB - w->file_bytes;
 
@@ -1171,6 +1169,29 @@ static void ref_targets(enum workload_kind kind, int k, const struct point *r)
 		   met(ratio(r->user_med, r->quick_med) >= 100));
 }
 
+/*
+ * Whether (@P, @M) is the point of the grid where the one-off measures are
+ * made (the latency loop, show_page_info.py): the reference point if
+ * @has_ref, or else @last, the grid's last point.
+ */
+static bool is_ref_point(bool has_ref, int P, int M, bool last)
+{
+	return has_ref ? P == REF_P && M == REF_M : last;
+}
+
+/* Whether the grid of @p_values by @m_values has the reference point. */
+static bool grid_has_ref(const int *p_values, int nr_p, const int *m_values,
+			 int nr_m)
+{
+	bool has_ref = false;
+	int ip, im;
+
+	for (ip = 0; ip < nr_p; ip++)
+		for (im = 0; im < nr_m; im++)
+			has_ref |= p_values[ip] == REF_P && m_values[im] == REF_M;
+	return has_ref;
+}
+
 /* Note the points of @row that were measured at the reference point. */
 static void note_ref(struct point *row, struct point **ref)
 {
@@ -1201,7 +1222,7 @@ int main(int argc, char **argv)
 	struct stalls alone = {};
 	uint64_t longest;
 	struct workload w;
-	bool fail, has_ref = false, gentle_here;
+	bool fail, has_ref, gentle_here;
 	const char *drgn_server = NULL, *drgn_show = NULL;
 
 	while ((opt = getopt(argc, argv, "P:M:r:d:D:S:")) != -1) {
@@ -1233,9 +1254,7 @@ int main(int argc, char **argv)
 	if (rounds < 1 || rounds > ROUNDS * 4)
 		rounds = ROUNDS;
 
-	for (ip = 0; ip < nr_p; ip++)
-		for (im = 0; im < nr_m; im++)
-			has_ref |= p_values[ip] == REF_P && m_values[im] == REF_M;
+	has_ref = grid_has_ref(p_values, nr_p, m_values, nr_m);
 
 	page_size = pd_page_size();
 	if (pd_missing(&fail)[0]) {
@@ -1264,9 +1283,8 @@ int main(int argc, char **argv)
 			why = measure_workload(&w, MIXED, P, M, rounds, row);
 			nr_pts += NR_K;
 			note_ref(row, ref[MIXED]);
-			/* At the reference point, or the last one if none. */
-			gentle_here = has_ref ? P == REF_P && M == REF_M :
-				      ip == nr_p - 1 && im == nr_m - 1;
+			gentle_here = is_ref_point(has_ref, P, M,
+						   ip == nr_p - 1 && im == nr_m - 1);
 			if (!why && gentle_here) {
 				gentle_pfn = w.target_pfn[NR_K - 1];
 				bench_info("bench: P=%d M=%d: latency loop, %d s idle, %d s with phys queries back to back\n",

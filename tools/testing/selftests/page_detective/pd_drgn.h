@@ -42,8 +42,7 @@ struct drgn_answer {
 	bool capped;			/* stopped at DRGN_CAP_S */
 	int skipped;			/* processes that changed under it */
 	char error[512];
-	int nr;
-	struct { int pid; unsigned long addr; } found[PD_MAX_MAPS];
+	struct us_result maps;		/* nr and found[] only */
 };
 
 /*
@@ -114,10 +113,10 @@ static void drgn_ask(struct drgn_server *s, const char *method,
 	fflush(s->to);
 	while (fgets(line, sizeof(line), s->from)) {
 		line[strcspn(line, "\n")] = '\0';
-		if (a->nr < PD_MAX_MAPS &&
-		    sscanf(line, "map %d %lx", &a->found[a->nr].pid,
-			   &a->found[a->nr].addr) == 2) {
-			a->nr++;
+		if (a->maps.nr < PD_MAX_MAPS &&
+		    sscanf(line, "map %d %lx", &a->maps.found[a->maps.nr].pid,
+			   &a->maps.found[a->maps.nr].addr) == 2) {
+			a->maps.nr++;
 		} else if (sscanf(line, "end %lf %lu %d %d", &a->self_ms,
 				  &a->entries, &capped, &a->skipped) == 4) {
 			a->capped = capped;
@@ -134,19 +133,8 @@ static void drgn_ask(struct drgn_server *s, const char *method,
 /* Whether drgn found exactly the (pid, address) pairs that phys did. */
 static bool drgn_same(const struct pd_parsed *p, const struct drgn_answer *a)
 {
-	int i, j;
-
-	if (a->error[0] || a->capped || p->nr_user != a->nr)
-		return false;
-	for (i = 0; i < a->nr; i++) {
-		for (j = 0; j < p->nr_user; j++)
-			if (p->user[j].pid == a->found[i].pid &&
-			    p->user[j].addr == a->found[i].addr)
-				break;
-		if (j == p->nr_user)
-			return false;
-	}
-	return true;
+	return !a->error[0] && !a->capped &&
+	       same_mappers(p->user, p->nr_user, &a->maps);
 }
 
 static double drgn_us_per_entry(const struct drgn_answer *a)
@@ -162,7 +150,7 @@ static const char *drgn_count(const struct drgn_answer *a, char *buf,
 		return "error";
 	if (a->capped)
 		return "capped";
-	snprintf(buf, len, "%d", a->nr);
+	snprintf(buf, len, "%d", a->maps.nr);
 	return buf;
 }
 
@@ -311,7 +299,7 @@ static void drgn_grid(const char *server, const char *show,
 		      int nr_m)
 {
 	struct drgn_server s = {};
-	bool has_ref = false, here;
+	bool has_ref, here;
 	struct workload w;
 	char err[512];
 	int ip, im;
@@ -321,9 +309,7 @@ static void drgn_grid(const char *server, const char *show,
 		drgn_stop(&s);
 		return;
 	}
-	for (ip = 0; ip < nr_p; ip++)
-		for (im = 0; im < nr_m; im++)
-			has_ref |= p_values[ip] == REF_P && m_values[im] == REF_M;
+	has_ref = grid_has_ref(p_values, nr_p, m_values, nr_m);
 	printf("drgncsv: %s\n", DRGN_CSV_HEADER);
 	for (ip = 0; ip < nr_p; ip++) {
 		for (im = 0; im < nr_m; im++) {
@@ -341,8 +327,8 @@ static void drgn_grid(const char *server, const char *show,
 				continue;
 			}
 			drgn_point(&s, P, M, K, w.target_pfn[NR_K - 1]);
-			here = has_ref ? P == REF_P && M == REF_M :
-			       ip == nr_p - 1 && im == nr_m - 1;
+			here = is_ref_point(has_ref, P, M,
+					    ip == nr_p - 1 && im == nr_m - 1);
 			if (show && here)
 				drgn_show_page(show, w.target_pfn[NR_K - 1]);
 			workload_stop(&w);
