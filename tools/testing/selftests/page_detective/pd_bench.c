@@ -20,8 +20,9 @@
  * (under TCG it is a host thread), which every timing here suffers.
  *
  * Output, on stdout: "bench:" lines for people; "csv:" lines, a header and
- * one row per grid point, for the host; "stalls:", "gentle:", "model:" and
- * "target:" lines.  See README.md, "Benchmark".
+ * one row per grid point, for the host; "stalls:", "gentle:", "holds:",
+ * "model:", "quick:" and "target:" lines (a target's in one form, see
+ * print_target()).  See README.md, "Benchmark".
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -739,20 +740,28 @@ static double ratio(uint64_t a, uint64_t b)
 
 #define CSV_HEADER "P,M,K,workload,processes,entries,tables,phys_ms,phys_p90_ms,phys_min_ms,scan_ms,Mentries_per_s,longest_hold_us,kernel_tables_ms,rmap_ms,phys_rest_ms,quick_ms,quick_p90_ms,quick_min_ms,quick_rmap_ms,quick_rest_ms,user_ms,user_min_ms,user_entries,user_processes,floor_ms,scan_per_floor,user_per_phys,user_per_quick,mappers_phys_quick_user,agree,note"
 
+/*
+ * In a CSV row of @header whose first @printed fields are printed: the
+ * commas of the empty fields after them, up to the last field (the note).
+ */
+static void skip_to_last_field(const char *header, int printed)
+{
+	int left = 0;
+
+	for (header = strchr(header, ','); header;
+	     header = strchr(header + 1, ','))
+		left++;
+	for (left -= printed - 1; left > 0; left--)
+		putchar(',');
+}
+
 static void print_point(const struct point *pt)
 {
-	const char *p;
-	int commas = 0;
-
 	if (pt->impossible) {
-		/* P, M, K, workload, empty fields, and the note last. */
-		for (p = CSV_HEADER; (p = strchr(p, ',')); p++)
-			commas++;
 		printf("csv: %d,%d,%d,%s", pt->P, pt->M, pt->K,
 		       workload_names[pt->kind]);
-		for (; commas > 4; commas--)
-			putchar(',');
-		printf(",impossible: %s\n", pt->impossible);
+		skip_to_last_field(CSV_HEADER, 4);
+		printf("impossible: %s\n", pt->impossible);
 		return;
 	}
 	printf("csv: %d,%d,%d,%s,%u,%lu,%lu,", pt->P, pt->M, pt->K,
@@ -1110,9 +1119,17 @@ static void parse_list(const char *arg, int *v, int *n, int max)
 	free(copy);
 }
 
-static const char *met(bool ok)
+/*
+ * A target's line, in the one form harness/bench sums up over runs:
+ * "target: WHAT: VALUEUNIT (<= LIMITUNIT): met" (or ">=", or "MISSED").
+ */
+static void print_target(const char *what, double value, int decimals,
+			 const char *unit, bool at_most, double limit)
 {
-	return ok ? "met" : "MISSED";
+	bool ok = at_most ? value <= limit : value >= limit;
+
+	printf("target: %s: %.*f%s (%s %g%s): %s\n", what, decimals, value,
+	       unit, at_most ? "<=" : ">=", limit, unit, ok ? "met" : "MISSED");
 }
 
 /*
@@ -1152,21 +1169,25 @@ static const char *measure_workload(struct workload *w, enum workload_kind kind,
 static void ref_targets(enum workload_kind kind, int k, const struct point *r)
 {
 	const char *name = workload_names[kind];
+	char what[128];
 
 	if (!r) {
-		printf("target: %s K=%d: the grid has no P=%d M=%d\n", name,
-		       k_values[k], REF_P, REF_M);
+		printf("bench: %s K=%d: the grid has no P=%d M=%d, no targets\n",
+		       name, k_values[k], REF_P, REF_M);
 		return;
 	}
-	bench_info("target: %s K=%d: phys %.1fx faster than the userspace scan at P=%d M=%d (>= 10x): %s\n",
-		   name, r->K, ratio(r->user_med, r->full_med), REF_P, REF_M,
-		   met(ratio(r->user_med, r->full_med) >= 10));
-	printf("target: %s K=%d: scan %.2fx the floor at P=%d M=%d (<= 2.5x): %s\n",
-	       name, r->K, ratio(r->scan_med, r->floor_med), REF_P, REF_M,
-	       met(ratio(r->scan_med, r->floor_med) <= 2.5));
-	bench_info("target: %s K=%d: quick %.0fx faster than the userspace scan at P=%d M=%d (>= 100x): %s\n",
-		   name, r->K, ratio(r->user_med, r->quick_med), REF_P, REF_M,
-		   met(ratio(r->user_med, r->quick_med) >= 100));
+	snprintf(what, sizeof(what),
+		 "%s K=%d: phys faster than the userspace scan at P=%d M=%d",
+		 name, r->K, REF_P, REF_M);
+	print_target(what, ratio(r->user_med, r->full_med), 1, "x", false, 10);
+	snprintf(what, sizeof(what), "%s K=%d: scan / its floor at P=%d M=%d",
+		 name, r->K, REF_P, REF_M);
+	print_target(what, ratio(r->scan_med, r->floor_med), 2, "x", true, 2.5);
+	snprintf(what, sizeof(what),
+		 "%s K=%d: quick faster than the userspace scan at P=%d M=%d",
+		 name, r->K, REF_P, REF_M);
+	print_target(what, ratio(r->user_med, r->quick_med), 0, "x", false,
+		     100);
 }
 
 /*
@@ -1220,7 +1241,6 @@ int main(int argc, char **argv)
 	int nr_flat = 0;
 	unsigned long gentle_pfn = 0;
 	struct stalls alone = {};
-	uint64_t longest;
 	struct workload w;
 	bool fail, has_ref, gentle_here;
 	const char *drgn_server = NULL, *drgn_show = NULL;
@@ -1337,7 +1357,7 @@ int main(int argc, char **argv)
 			    a->K != b->K || a->M != m_values[0] ||
 			    b->M != m_values[nr_m - 1] || a == b)
 				continue;
-			bench_info("target: quick at P=%d K=%d: M=%d %.3f ms (rmap %.3f), M=%d %.3f ms (rmap %.3f): %.2fx\n",
+			bench_info("quick: at P=%d K=%d: M=%d %.3f ms (rmap %.3f), M=%d %.3f ms (rmap %.3f): %.2fx\n",
 				   a->P, a->K, a->M, ms(a->quick_med),
 				   ms(a->quick_rmap), b->M, ms(b->quick_med),
 				   ms(b->quick_rmap), ratio(b->quick_med, a->quick_med));
@@ -1346,18 +1366,18 @@ int main(int argc, char **argv)
 	}
 	if (nr_flat) {
 		flat_median = pctl(flat, nr_flat, 50) / 1000.0;
-		bench_info("target: quick flat in M: largest M / smallest M, median %.2fx over P and K, from %.2fx to %.2fx (median within 1.25x): %s\n",
-			   flat_median, pctl(flat, nr_flat, 0) / 1000.0,
-			   pctl(flat, nr_flat, 100) / 1000.0,
-			   met(flat_median <= 1.25));
+		bench_info("quick: largest M / smallest M, from %.2fx to %.2fx over P and K\n",
+			   pctl(flat, nr_flat, 0) / 1000.0,
+			   pctl(flat, nr_flat, 100) / 1000.0);
+		print_target("quick flat in M: largest M / smallest M, median over P and K",
+			     flat_median, 2, "x", true, 1.25);
 	}
-	if (gentle >= 0)
-		printf("target: concurrent p99 %.2fx idle p99 (<= 2x): %s\n",
-		       gentle, met(gentle > 0 && gentle <= 2));
-	longest = pctl(holds[MMAP_HOLD], nr_holds, 100);
-	bench_info("target: longest mmap lock hold %lu us over the %d phys queries of the run, p50 %lu us, p99 %lu us (<= 1000 us): %s\n",
-		   longest, nr_holds, pctl(holds[MMAP_HOLD], nr_holds, 50),
-		   pctl(holds[MMAP_HOLD], nr_holds, 99), met(longest <= 1000));
+	if (gentle > 0)
+		print_target("latency loop's p99 beside phys queries / idle",
+			     gentle, 2, "x", true, 2);
+	print_target("longest mmap lock hold over the run's phys queries",
+		     pctl(holds[MMAP_HOLD], nr_holds, 100), 0, " us", true,
+		     1000);
 	print_holds(&alone);
 	return 0;
 }

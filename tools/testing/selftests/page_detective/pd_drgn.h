@@ -278,14 +278,8 @@ static void drgn_show_page(const char *cmd, unsigned long pfn)
 /* A row of P, M, K, empty fields, and why last, as in the header. */
 static void drgn_impossible(int P, int M, int K, const char *why)
 {
-	const char *p;
-	int commas = 0;
-
 	printf("drgncsv: %d,%d,%d", P, M, K);
-	/* The header's commas but the two already printed. */
-	for (p = DRGN_CSV_HEADER; (p = strchr(p, ',')); p++)
-		if (++commas > 2)
-			putchar(',');
+	skip_to_last_field(DRGN_CSV_HEADER, 3);
 	printf("impossible: %s\n", why);
 }
 
