@@ -314,7 +314,7 @@ static void drgn_grid(const char *server, const char *show,
 			printf("bench: drgn pass: P=%d M=%d: starting the processes\n",
 			       P, M);
 			fflush(stdout);
-			if (k_values[NR_K - 1] <= P)
+			if (K <= P)
 				why = workload_start(&w, MIXED, P, M);
 			if (why) {
 				drgn_impossible(P, M, K, why);

@@ -72,25 +72,35 @@ class Query:
             raise Deadline()
 
 
-def by_follow(prog, pfn, q):
-    """Each page of each VMA of each process, translated by follow_pfn()."""
+def each_vma(prog, q, visit):
+    """
+    visit(mm, pid, vma) for each VMA of each process, checking the time cap
+    after each; a process that changes under it is skipped, and counted.
+    """
     for task in processes(prog):
         mm = task.mm
         pid = task.pid.value_()
         try:
             for vma in for_each_vma(mm):
-                start = vma.vm_start.value_()
-                end = vma.vm_end.value_()
-                for addr in range(start, end, PAGE_SIZE):
-                    q.entries += 1
-                    try:
-                        if follow_pfn(mm, addr).value_() == pfn:
-                            q.maps.append((pid, addr))
-                    except FaultError:
-                        pass  # not mapped
+                visit(mm, pid, vma)
                 q.check()
         except (FaultError, ValueError):
             q.skipped += 1  # it changed under us, as drgn itself does
+
+
+def by_follow(prog, pfn, q):
+    """Each page of each VMA of each process, translated by follow_pfn()."""
+    def visit(mm, pid, vma):
+        for addr in range(vma.vm_start.value_(), vma.vm_end.value_(),
+                          PAGE_SIZE):
+            q.entries += 1
+            try:
+                if follow_pfn(mm, addr).value_() == pfn:
+                    q.maps.append((pid, addr))
+            except FaultError:
+                pass  # not mapped
+
+    each_vma(prog, q, visit)
 
 
 def _table(prog, entry):
@@ -140,17 +150,12 @@ def by_tables(prog, pfn, q):
     direct_map = phys_to_virt(prog, 0).value_()
     prog.cache["pd_direct_map"] = direct_map
     levels = 5 if direct_map < 0xffff800000000000 else 4
-    for task in processes(prog):
-        mm = task.mm
-        pgd = mm.pgd.value_()
-        pid = task.pid.value_()
-        try:
-            for vma in for_each_vma(mm):
-                _walk(prog, pgd, levels, vma.vm_start.value_(),
-                      vma.vm_end.value_(), pfn, pid, q)
-                q.check()
-        except (FaultError, ValueError):
-            q.skipped += 1  # it changed under us, as drgn itself does
+
+    def visit(mm, pid, vma):
+        _walk(prog, mm.pgd.value_(), levels, vma.vm_start.value_(),
+              vma.vm_end.value_(), pfn, pid, q)
+
+    each_vma(prog, q, visit)
 
 
 def serve(prog, cap):
