@@ -10,16 +10,36 @@ export BUILD := $(ROOT)/build/$(BASE)
 # ccache hashes paths under it relative to the object folder, so that
 # clones of this repository (CI's fresh ones) share each other's hits.
 export CCACHE_BASEDIR := $(ROOT)/build
+# The shared build cache: ccache results of main's kernels in ../shared/ccache,
+# beside this clone, where it exists (see README, "The build cache"); ccache
+# reads it after its local cache, and never writes it.  A
+# CCACHE_REMOTE_STORAGE of your own takes its place.
+SHARED_CCACHE := $(realpath $(ROOT)/../shared/ccache)
+ifneq ($(SHARED_CCACHE),)
+export CCACHE_REMOTE_STORAGE ?= file:$(SHARED_CCACHE)|read-only
+endif
 # default, or debug (KASAN, lockdep, DEBUG_VM, ...)
 VARIANT ?= default
 
-.PHONY: run check shell series bench apply kernel clean
+.PHONY: run check quick soak shell series bench apply kernel clean
 
 run: kernel
 	@$(H)/boot $(VARIANT) run
 
 check:
-	@BASES="$(BASES)" $(H)/check
+	@BASES="$(BASES)" $(H)/check check
+
+# The loop for the change at hand: the default kernel of BASE (7.2) rebuilt
+# incrementally, one guest, the functional tests, or those T= names
+# (T=page_detective_test,pd_kvm_test).
+quick:
+	@$(H)/check quick
+
+# The stress programs at their full counts on the 7.2 debug kernel, which
+# make check runs at a fraction of them: before resolving an issue about
+# the verdict.
+soak:
+	@$(H)/check soak
 
 shell: kernel
 	@$(H)/boot $(VARIANT) shell

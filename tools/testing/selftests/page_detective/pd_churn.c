@@ -382,7 +382,7 @@ static pid_t start(void (*fn)(void))
 
 int main(void)
 {
-	unsigned long scale = pd_stress_scale(), n = CHURN_QUERIES * scale, i;
+	unsigned long n = pd_stress_count(CHURN_QUERIES), i;
 	char *report = malloc(PD_REPORT_SIZE), input[96];
 	long ksm_run = pd_read_long(KSM "run");
 	long numa_balancing = pd_read_long(NUMA_BALANCING);
@@ -408,7 +408,7 @@ int main(void)
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED || !report)
 		ksft_exit_fail_msg("setup failed\n");
-	pd_info("scale %lu, seed %#llx\n", scale, (unsigned long long)rng);
+	pd_info("scale %g, seed %#llx\n", pd_stress_scale(), (unsigned long long)rng);
 
 	if (ksm_run >= 0) {
 		pd_write_file(KSM "pages_to_scan", "1000");

@@ -633,7 +633,7 @@ static int query_first_pfn(char *report, int *tries)
 
 int main(void)
 {
-	unsigned long scale = pd_stress_scale(), cycles = CYCLES * scale, c;
+	unsigned long cycles = pd_stress_count(CYCLES), c;
 	unsigned long offlined = 0, onlined = 0, offline_ok = 0, online_ok = 0;
 	unsigned long refused = 0, in_block_min = ~0UL, in_block_sum = 0;
 	unsigned long in_block_cycles = 0, fill_limit, timeouts = 0, ran = 0;

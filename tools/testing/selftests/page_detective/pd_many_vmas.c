@@ -34,13 +34,13 @@ struct layout {
 static int big_process(void *arg)
 {
 	struct layout *l = arg;
-	unsigned long scale = pd_stress_scale(), i, nr_dense, nr_sparse, stride;
+	unsigned long i, nr_dense, nr_sparse, stride;
 	long max_maps = pd_read_long("/proc/sys/vm/max_map_count");
 	char *p, *huge;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	nr_dense = DENSE_VMAS * scale;
-	nr_sparse = SPARSE_VMAS * scale;
+	nr_dense = pd_stress_size(DENSE_VMAS);
+	nr_sparse = pd_stress_size(SPARSE_VMAS);
 	/* Stay below the limit, with room for what the process has. */
 	if (max_maps > 0 && nr_dense + nr_sparse + 2000 > (unsigned long)max_maps) {
 		nr_sparse = (max_maps - 2000) / 5;
@@ -116,7 +116,7 @@ int main(void)
 				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	char *report = malloc(PD_REPORT_SIZE);
 	double t, query_s, virt_s, lat[KILLS * 8], t_start = pd_now();
-	unsigned long pfn, scale = pd_stress_scale(), kills = KILLS * scale, i;
+	unsigned long pfn, kills = pd_stress_count(KILLS), i;
 	unsigned int killed = 0, hung = 0;
 	struct pd_parsed *r = malloc(sizeof(*r));
 	struct pd_summary s = {};

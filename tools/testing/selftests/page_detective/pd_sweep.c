@@ -498,7 +498,7 @@ static void sweep_phys(struct sweep *s)
 			kind_name[k], s->found[k], ok[k], einval[k], other[k],
 			s->seen_of[k]);
 	}
-	ksft_test_result(s->nr >= SWEEP_PFNS * pd_stress_scale(),
+	ksft_test_result(s->nr >= pd_stress_count(SWEEP_PFNS),
 			 "phys: %u distinct PFNs swept\n", s->nr);
 	ksft_test_result(!bad,
 			 "phys: every outcome documented, every report complete (%u bad)\n",
@@ -517,7 +517,7 @@ static void sweep_phys(struct sweep *s)
 /* The large process: every kind of user mapping, then it waits. */
 static int large_process(void *arg)
 {
-	size_t anon = PROC_ANON_PAGES * pd_stress_scale() * page_size;
+	size_t anon = pd_stress_size(PROC_ANON_PAGES) * page_size;
 	char *p, *buf;
 	size_t i;
 	int fd;
@@ -647,7 +647,7 @@ static void sweep_process(struct sweep *s)
 int main(void)
 {
 	struct sweep *s = calloc(1, sizeof(*s));
-	unsigned long scale = pd_stress_scale(), target;
+	unsigned long target;
 	struct made made = {};
 	double t0 = pd_now();
 	const char *why;
@@ -670,10 +670,10 @@ int main(void)
 	s->kind = malloc(s->max);
 	s->rng = 0x5eed0001 + time(NULL);
 	s->per_kind = PER_KIND;
-	target = SWEEP_PFNS * scale;
+	target = pd_stress_count(SWEEP_PFNS);
 	if (!s->report || !s->pfn || !s->kind)
 		ksft_exit_fail_msg("out of memory\n");
-	pd_info("scale %lu, seed %#llx\n", scale, (unsigned long long)s->rng);
+	pd_info("scale %g, seed %#llx\n", pd_stress_scale(), (unsigned long long)s->rng);
 
 	make_pages(&made);
 	s->end_pfn = scan_iomem(s);
@@ -703,7 +703,12 @@ int main(void)
 	add_pfn(s, (1UL << 40) - 1, K_BEYOND);
 	add_pfn(s, ~0UL / page_size, K_BEYOND);
 
-	/* The rest at random, up to and a little past the end of memory. */
+	/*
+	 * The rest at random, up to and a little past the end of memory: at
+	 * least a kind's share, however few PFNs a fraction of the scale asks.
+	 */
+	if (target < s->nr + s->per_kind)
+		target = s->nr + s->per_kind;
 	while (s->nr < target)
 		add_pfn(s, pd_rand(&s->rng) % (s->end_pfn + s->end_pfn / 16), K_RANDOM);
 

@@ -122,7 +122,7 @@ static bool all_answer(double secs)
 
 int main(void)
 {
-	unsigned long scale = pd_stress_scale(), cycles = CYCLES * scale, c;
+	unsigned long cycles = pd_stress_count(CYCLES), c;
 	unsigned long unloaded = 0, busy = 0, reloaded = 0, answered = 0, other = 0;
 	unsigned long queries = 0;
 	pid_t pids[QUERIERS];

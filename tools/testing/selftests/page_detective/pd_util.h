@@ -616,14 +616,34 @@ static inline int pd_child_end(struct pd_child *c)
 
 /*
  * PD_STRESS_SCALE (environment; harness/boot passes it on the kernel
- * command line) multiplies the counts of the stress tests, for long soaks.
+ * command line) scales the counts of the stress tests: 1, the full counts,
+ * is `make soak`'s; `make check` runs a fraction of them (harness/check),
+ * and a long soak a multiple.  Anything else but a positive number is 1.
  */
-static inline unsigned long pd_stress_scale(void)
+static inline double pd_stress_scale(void)
 {
 	const char *env = getenv("PD_STRESS_SCALE");
-	unsigned long scale = env ? strtoul(env, NULL, 10) : 1;
+	double scale = env ? strtod(env, NULL) : 1;
 
-	return scale ? scale : 1;
+	return scale > 0 ? scale : 1;
+}
+
+/* A stress test's count, @full at scale 1, at PD_STRESS_SCALE: at least 1. */
+static inline unsigned long pd_stress_count(unsigned long full)
+{
+	double n = full * pd_stress_scale() + 0.5;
+
+	return n < 1 ? 1 : (unsigned long)n;
+}
+
+/*
+ * The size of what a stress test builds (VMAs, pages), @full at scale 1:
+ * a soak makes it larger, but a fraction does not make it smaller, since
+ * the size is what such a test is about; only its repetitions shrink.
+ */
+static inline unsigned long pd_stress_size(unsigned long full)
+{
+	return pd_stress_scale() > 1 ? pd_stress_count(full) : full;
 }
 
 /* For what processes of a test share through a MAP_SHARED mapping. */
