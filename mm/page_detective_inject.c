@@ -15,8 +15,15 @@
  *                   or in a gap beside one that shares its PMD.
  *   stale SRC DST   the same, but the stray mapping outlives SRC's: once
  *                   SRC is unmapped, the page is freed and reused while
- *                   DST still maps it, the classic use-after-free.
- *   lost ADDR       clear the present PTE at ADDR and nothing else.
+ *                   DST still maps it, the classic use-after-free.  Read
+ *                   only, and DST must be in a VMA that nothing can write
+ *                   (a shared mapping of a file opened read-only): no
+ *                   write, not even a FOLL_FORCE one, may reach the page's
+ *                   new owner or make the fault path take it for DST's.
+ *   lost ADDR       clear the present PTE at ADDR and nothing else; the
+ *                   entry holds a poison marker meanwhile (as UFFDIO_POISON
+ *                   leaves), so that a touch is a SIGBUS instead of a fault
+ *                   that maps a new page over the lost one's counts.
  *   mapcount ADDR   raise the mapcount of the order-0 page ADDR maps by one.
  *   mm_id ADDR      in the per-mm mapcounts of the large folio ADDR maps
  *                   (CONFIG_MM_ID), count one of this mm's mappings against
@@ -28,14 +35,18 @@
  *   ref ADDR        take a reference on the folio ADDR maps, accounted
  *                   nowhere.
  *   lock ADDR       hold the lock of the folio ADDR maps, as reclaim,
- *                   migration or writeback holds it, until undo: not a
- *                   corruption, a busy page, which the walk of the reverse
- *                   map must give up on.
+ *                   migration or writeback holds it, until undo or for
+ *                   10 seconds, whichever comes first: not a corruption, a
+ *                   busy page, which the walk of the reverse map must give
+ *                   up on.  Bounded, because whoever else needs the lock
+ *                   (writeback, truncation, the holder's own write()) waits
+ *                   for it unkillably.
  *   undo            undo every corruption of this mm, newest first.
  *
  * Errors: -EINVAL for a malformed command, an address not page aligned or
  * not a user one, or a writer without an address space of its own; -ENXIO
- * when an address maps no such page; -EEXIST when DST is not none; -ENOENT
+ * when an address maps no such page; -EEXIST when DST is not none; -EACCES
+ * when a stale DST could be written; -ENOENT
  * when no PTE table holds DST, or undo finds nothing to undo; -EOPNOTSUPP
  * for mm_id without CONFIG_MM_ID; -EBUSY when the page is locked, by an
  * rmap walk that may be unmapping it; -ENOSPC past 1024 corruptions.
@@ -64,14 +75,21 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
+#include <linux/swap.h>
+#include <linux/swapops.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <asm/tlbflush.h>
 
 /* The longest command: "stray " and two 64-bit hexadecimal addresses. */
 #define PDI_CMD_MAX	64
 /* Corruptions an mm may have at once, so that no test can exhaust memory. */
 #define PDI_MAX_RECORDS	1024
+/* Invalidations of one mm in flight at once that the injector tracks. */
+#define PDI_INVALIDATING_MAX	64
+/* The longest that lock holds a folio's lock. */
+#define PDI_LOCK_MAX		(10 * HZ)
 
 enum pdi_kind {
 	PDI_STRAY,
@@ -102,6 +120,7 @@ struct pdi_record {
 	pte_t pte;			/* lost: the PTE cleared; stray: the one set */
 	struct page *page;		/* the page it is about */
 	unsigned int other_mm_id;	/* mm_id: the mm counted one over */
+	unsigned long expires;		/* lock: when it is let go, in jiffies */
 };
 
 /*
@@ -123,9 +142,18 @@ struct pdi_mm {
 	struct list_head records;
 	unsigned int nr_records;
 	bool dead;			/* released: corrupt nothing more */
-	/* Invalidations started and not ended, and who waits for none. */
-	atomic_t invalidating;
-	wait_queue_head_t idle;
+	/*
+	 * The invalidations started and not ended, by their ranges: an end
+	 * whose start came before the subscription (an invalidation under a
+	 * VMA lock, which the mmap lock of mmu_notifier_get() does not
+	 * exclude) must not end one that began after it.  More at once than
+	 * there is room for, and no new corruption is ever made in this mm.
+	 */
+	const struct mmu_notifier_range *invalidating[PDI_INVALIDATING_MAX];
+	unsigned int nr_invalidating;
+	bool invalidating_overflow;
+	wait_queue_head_t idle;		/* waits for nr_invalidating == 0 */
+	struct delayed_work lock_expiry;	/* lets go of expired locks */
 };
 
 /* Every pdi_mm that still holds its subscription, for the module's exit. */
@@ -173,6 +201,19 @@ static struct page *pdi_page(struct vm_area_struct *vma, unsigned long addr,
 	return pte_present(pte) ? vm_normal_page(vma, addr, pte) : NULL;
 }
 
+/*
+ * What a lost PTE holds until it is undone: a fault on a poison marker is a
+ * SIGBUS (VM_FAULT_HWPOISON), where one on a none entry would map a new
+ * page, with no invalidation to tell this module, over a mapping whose
+ * mapcount, reference and RSS the old page still counts.  Fork copies the
+ * marker, zap and the rest of the kernel know it, and nothing takes it
+ * away without an invalidation first (userspace has no call for it).
+ */
+static pte_t pdi_lost_marker(void)
+{
+	return make_pte_marker(PTE_MARKER_POISONED);
+}
+
 /* ---- Undo ----------------------------------------------------------------- */
 
 static void pdi_flush_tlb_local(void *unused)
@@ -210,14 +251,15 @@ static void pdi_undo_pte(struct mm_struct *mm, struct pdi_record *rec)
 	if (rec->kind == PDI_LOST) {
 		/*
 		 * The entry goes back as it was, with the accounting it never
-		 * lost.  No TLB flush: x86 caches no translation of a none
-		 * entry, so none can be stale.  If it was faulted in again
-		 * meanwhile, the old page keeps its counts: a leak.
+		 * lost.  No TLB flush: x86 caches no translation of an entry
+		 * that is not present, so none can be stale.  Nothing but an
+		 * invalidation, which comes here first, takes a poison marker
+		 * away: "replaced" would say that something did.
 		 */
-		if (pte_none(cur))
+		if (pte_same(cur, pdi_lost_marker()) || pte_none(cur))
 			set_pte(pte, rec->pte);
 		else
-			why = "mapped again meanwhile";
+			why = "replaced meanwhile";
 	} else if (pte_present(cur) && pte_pfn(cur) == pte_pfn(rec->pte)) {
 		/*
 		 * ptep_get_and_clear() without page_table_check, which never
@@ -376,6 +418,34 @@ static unsigned int pdi_undo_all(struct pdi_mm *pm)
 	return nr;
 }
 
+/* Let go of each folio lock held past PDI_LOCK_MAX; wait for the next one. */
+static void pdi_lock_expire(struct work_struct *work)
+{
+	struct pdi_mm *pm = container_of(to_delayed_work(work), struct pdi_mm,
+					 lock_expiry);
+	struct pdi_record *rec, *next;
+	unsigned long first = 0;
+	bool held = false;
+
+	spin_lock(&pm->lock);
+	list_for_each_entry_safe(rec, next, &pm->records, node) {
+		if (rec->kind != PDI_LOCK)
+			continue;
+		if (time_after_eq(jiffies, rec->expires)) {
+			pr_info("lock at %#lx: held for %u s, let go\n",
+				rec->addr, PDI_LOCK_MAX / HZ);
+			pdi_undo_one(pm, rec);
+			continue;
+		}
+		if (!held || time_before(rec->expires, first))
+			first = rec->expires;
+		held = true;
+	}
+	if (held)
+		schedule_delayed_work(&pm->lock_expiry, first - jiffies);
+	spin_unlock(&pm->lock);
+}
+
 /*
  * Whether an invalidation of [@start, @end) must undo @rec first: it is
  * about to unmap, move or change what @rec corrupted.  A stray is undone also
@@ -428,7 +498,10 @@ static int pdi_invalidate_range_start(struct mmu_notifier *mn,
 		if (pdi_affected(rec, range->start, range->end))
 			pdi_undo_one(pm, rec);
 	/* No new corruption until the range is done with: see pdi_corrupt(). */
-	atomic_inc(&pm->invalidating);
+	if (pm->nr_invalidating < PDI_INVALIDATING_MAX)
+		pm->invalidating[pm->nr_invalidating++] = range;
+	else
+		pm->invalidating_overflow = true;
 	spin_unlock(&pm->lock);
 	return 0;
 }
@@ -437,12 +510,20 @@ static void pdi_invalidate_range_end(struct mmu_notifier *mn,
 				     const struct mmu_notifier_range *range)
 {
 	struct pdi_mm *pm = pdi_mm_of(mn);
+	bool idle = false;
+	unsigned int i;
 
-	/*
-	 * An invalidation that started before this subscription did ends
-	 * without having started here.
-	 */
-	if (atomic_dec_if_positive(&pm->invalidating) == 0)
+	/* Only the end of a start seen here: the same range, by address. */
+	spin_lock(&pm->lock);
+	for (i = 0; i < pm->nr_invalidating; i++) {
+		if (pm->invalidating[i] != range)
+			continue;
+		pm->invalidating[i] = pm->invalidating[--pm->nr_invalidating];
+		idle = !pm->nr_invalidating;
+		break;
+	}
+	spin_unlock(&pm->lock);
+	if (idle)
 		wake_up_all(&pm->idle);
 }
 
@@ -462,6 +543,8 @@ static void pdi_release(struct mmu_notifier *mn, struct mm_struct *mm)
 	pm->dead = true;
 	spin_unlock(&pm->lock);
 	mmap_read_unlock(mm);
+	/* Dead: nothing schedules it again. */
+	cancel_delayed_work_sync(&pm->lock_expiry);
 	if (nr)
 		pr_info("undid %u corruptions of an exiting process\n", nr);
 
@@ -484,8 +567,8 @@ static struct mmu_notifier *pdi_alloc_notifier(struct mm_struct *mm)
 	spin_lock_init(&pm->lock);
 	INIT_LIST_HEAD(&pm->records);
 	INIT_LIST_HEAD(&pm->node);
-	atomic_set(&pm->invalidating, 0);
 	init_waitqueue_head(&pm->idle);
+	INIT_DELAYED_WORK(&pm->lock_expiry, pdi_lock_expire);
 	return &pm->mn;
 }
 
@@ -557,6 +640,20 @@ static int pdi_folio_trylock(struct folio *folio)
 }
 
 /*
+ * Whether nothing can write through a PTE of @vma: not the CPU (read-only
+ * PTE), not a fault (no VM_WRITE), not mprotect() or a FOLL_FORCE write
+ * (no VM_MAYWRITE, which only a shared mapping of a file opened read-only
+ * lacks).  A stale PTE maps a page that belongs to someone else by now: a
+ * write fault on it would take that page for this VMA's (copy on write,
+ * page_mkwrite) and unmap it from its owner's counts.  Outside every VMA
+ * (@vma NULL) a mapping could be made later, over it, with no invalidation.
+ */
+static bool pdi_never_written(struct vm_area_struct *vma)
+{
+	return vma && !(vma->vm_flags & (VM_WRITE | VM_MAYWRITE));
+}
+
+/*
  * Each one is called with the mmap lock held for read and pm->lock, and
  * fills @rec on success.
  */
@@ -602,6 +699,10 @@ static int pdi_stray(struct mm_struct *mm, struct pdi_record *rec)
 	ret = -ENOENT;
 	if (!find_vma_intersection(mm, dst_pmd, dst_pmd + PMD_SIZE))
 		goto out;
+	if (rec->kind == PDI_STALE && !pdi_never_written(vma_lookup(mm, rec->addr))) {
+		ret = -EACCES;
+		goto out;
+	}
 	pmd = pdi_pmd(mm, rec->addr);
 	if (!pmd)
 		goto out;
@@ -619,6 +720,8 @@ static int pdi_stray(struct mm_struct *mm, struct pdi_record *rec)
 		 * of a none entry.
 		 */
 		rec->pte = pte_mkold(pte_mkclean(val));
+		if (rec->kind == PDI_STALE)
+			rec->pte = pte_wrprotect(rec->pte);
 		rec->page = page;
 		set_pte(pte, rec->pte);
 		ret = 0;
@@ -692,13 +795,16 @@ static int pdi_corrupt_page(struct mm_struct *mm, struct pdi_record *rec)
 		/*
 		 * pte_clear(), reading the entry in the same exchange so that
 		 * an accessed or dirty bit the CPU sets meanwhile is kept for
-		 * the undo.  Unlike ptep_get_and_clear(), page_table_check is
-		 * not told: the accounting is left as the mapping had it.  No
-		 * TLB flush: the page stays allocated and counted as mapped
-		 * here, so a stale TLB entry can reach only the page it
-		 * mapped, which undo maps again.
+		 * the undo, then the marker, under the same lock.  Unlike
+		 * ptep_get_and_clear(), page_table_check is not told: the
+		 * accounting is left as the mapping had it.  The TLB is
+		 * flushed after: the page stays allocated and counted as mapped
+		 * here, so a stale TLB entry could reach only the page it
+		 * mapped, but until it goes a touch reads that page instead of
+		 * taking the marker's SIGBUS.
 		 */
 		rec->pte = native_ptep_get_and_clear(pte);
+		set_pte(pte, pdi_lost_marker());
 		folio_unlock(folio);
 		break;
 	default:
@@ -706,6 +812,8 @@ static int pdi_corrupt_page(struct mm_struct *mm, struct pdi_record *rec)
 	}
 unlock:
 	pte_unmap_unlock(pte, ptl);
+	if (!ret && rec->kind == PDI_LOST)
+		pdi_flush_tlb_all();
 	return ret;
 }
 
@@ -727,15 +835,17 @@ static int pdi_corrupt(struct mm_struct *mm, struct pdi_record *rec)
 	 */
 	for (;;) {
 		spin_lock(&pm->lock);
-		if (!atomic_read(&pm->invalidating))
+		if (!READ_ONCE(pm->nr_invalidating))
 			break;
 		spin_unlock(&pm->lock);
-		if (wait_event_killable(pm->idle, !atomic_read(&pm->invalidating))) {
+		if (wait_event_killable(pm->idle, !READ_ONCE(pm->nr_invalidating))) {
 			mmap_read_unlock(mm);
 			return -EINTR;
 		}
 	}
-	if (pm->dead || pm->nr_records >= PDI_MAX_RECORDS)
+	if (pm->invalidating_overflow)
+		ret = -EBUSY;
+	else if (pm->dead || pm->nr_records >= PDI_MAX_RECORDS)
 		ret = -ENOSPC;
 	else if (rec->kind == PDI_STRAY || rec->kind == PDI_STALE)
 		ret = pdi_stray(mm, rec);
@@ -744,6 +854,11 @@ static int pdi_corrupt(struct mm_struct *mm, struct pdi_record *rec)
 	if (!ret) {
 		list_add(&rec->node, &pm->records);
 		pm->nr_records++;
+	}
+	if (!ret && rec->kind == PDI_LOCK) {
+		rec->expires = jiffies + PDI_LOCK_MAX;
+		/* If it is pending already, for an older lock, that one goes first. */
+		schedule_delayed_work(&pm->lock_expiry, PDI_LOCK_MAX);
 	}
 	spin_unlock(&pm->lock);
 	mmap_read_unlock(mm);
@@ -894,6 +1009,7 @@ static void __exit page_detective_inject_exit(void)
 		pm->dead = true;
 		spin_unlock(&pm->lock);
 		mmap_read_unlock(mm);
+		cancel_delayed_work_sync(&pm->lock_expiry);
 		if (nr)
 			pr_info("undid %u corruptions on unload\n", nr);
 		mmu_notifier_put(&pm->mn);

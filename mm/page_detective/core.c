@@ -23,6 +23,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/ratelimit.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -48,6 +49,18 @@ struct pd_file {
 	struct pd_report *report;
 	bool unread;			/* report is new: read it from its start */
 };
+
+/*
+ * Whether the kernel log gets the whole report, or only its verdict: and
+ * summary: lines.  A report holds PFNs, physical addresses, other
+ * processes' addresses and names, and page_owner's stacks; the log may be
+ * readable by others than root (dmesg_restrict=0) and kept (pstore).  The
+ * file, which only root can open, always gives the whole report.
+ */
+static bool log_full = true;
+module_param(log_full, bool, 0600);
+MODULE_PARM_DESC(log_full,
+		 "the whole report to the kernel log (default), or only its verdict and summary lines");
 
 static DEFINE_MUTEX(pd_query_lock);	/* one query at a time */
 static DEFINE_SPINLOCK(pd_latest_lock);
@@ -95,6 +108,74 @@ static int pd_parse_query(char *input, u64 *val, int nr, bool *quick)
 /* ---- The report ---------------------------------------------------------- */
 
 /**
+ * pd_print_untrusted - put a string that userspace chose into the report
+ * @s: the report
+ * @str: the string: a file's path, a task's comm, a cgroup's name, ...
+ * @esc: characters to escape besides those always escaped
+ *
+ * Control characters, DEL and the backslash are written as a backslash and
+ * three octal digits, as mangle_path() writes the paths of
+ * /proc/PID/mountinfo: whatever a name holds, it can neither end a line of
+ * the report nor add one ("summary: ... verdict=ok").  At most PD_NAME_MAX
+ * bytes are written, "..." ending a name cut short, so that one line stays
+ * within what pd_report_has_room() allows for.
+ */
+void pd_print_untrusted(struct seq_buf *s, const char *str, const char *esc)
+{
+	size_t start = seq_buf_used(s);
+
+	for (; *str; str++) {
+		unsigned char c = *str;
+
+		if (seq_buf_used(s) - start > PD_NAME_MAX - 8) {
+			seq_buf_puts(s, "...");
+			return;
+		}
+		if (c < ' ' || c == 0x7f || c == '\\' || strchr(esc, c))
+			seq_buf_printf(s, "\\%03o", c);
+		else
+			seq_buf_putc(s, c);
+	}
+}
+
+/**
+ * pd_task_comm - a task's comm, as the report prints it
+ * @buf: PD_COMM_LEN bytes, filled in
+ * @task: the task
+ *
+ * Any process can name itself anything (prctl(PR_SET_NAME)): escaped as
+ * pd_print_untrusted() escapes.
+ */
+void pd_task_comm(char *buf, struct task_struct *task)
+{
+	char comm[TASK_COMM_LEN];
+	struct seq_buf s;
+
+	get_task_comm(comm, task);
+	seq_buf_init(&s, buf, PD_COMM_LEN);
+	pd_print_untrusted(&s, comm, "");
+	seq_buf_str(&s);
+}
+
+/**
+ * pd_report_has_room - whether the report can take one more listed line
+ * @q: the query
+ * @end: where the list must stop: PD_LISTS_END for mappings, PD_VERDICT_END
+ *	for culprits and the places looked at
+ *
+ * A list stops where its next line might not fit before @end, so that the
+ * mappings leave room for the culprits, and the culprits for the lines that
+ * end every report (the verdict, the cost and the summary).  What a list
+ * leaves out it counts.
+ *
+ * Return: true if a line of up to PD_LINE_MAX bytes fits before @end.
+ */
+bool pd_report_has_room(struct pd_query *q, size_t end)
+{
+	return seq_buf_used(&q->s) + PD_LINE_MAX <= end;
+}
+
+/**
  * pd_print_kaddr - put a kernel virtual address into the report
  * @q: the query
  * @addr: the address
@@ -117,18 +198,26 @@ void pd_print_kaddr(struct pd_query *q, unsigned long addr)
 	};
 }
 
+/* Whether the line at @line goes to the log: see log_full. */
+static bool pd_line_logged(const char *line)
+{
+	return log_full || str_has_prefix(line, "verdict: ") ||
+	       str_has_prefix(line, "summary: ");
+}
+
 /*
- * Print the report to the kernel log, a line per printk(), each kernel
- * address that pd_print_kaddr() put in replaced by its hash.
+ * Print the first @max lines of the report to the kernel log, a line per
+ * printk(), each kernel address that pd_print_kaddr() put in replaced by
+ * its hash.
  */
-static void pd_log_report(struct pd_query *q)
+static void pd_log_lines(struct pd_query *q, unsigned int max)
 {
 	const char *text = seq_buf_str(&q->s);
 	size_t len = seq_buf_used(&q->s), start = 0, pos, end;
-	unsigned int k = 0;
+	unsigned int k = 0, lines = 0;
 	struct seq_buf line;
 
-	while (start < len) {
+	while (start < len && lines++ < max) {
 		end = start + strcspn(text + start, "\n");
 		seq_buf_init(&line, q->path, sizeof(q->path));
 		for (pos = start; k < q->nr_kaddrs &&
@@ -140,7 +229,8 @@ static void pd_log_report(struct pd_query *q)
 			pos = ka->offset + ka->len;
 		}
 		seq_buf_printf(&line, "%.*s", (int)(end - pos), text + pos);
-		pr_info("%s\n", seq_buf_str(&line));
+		if (pd_line_logged(text + start))
+			pr_info("%s\n", seq_buf_str(&line));
 		start = end + 1;
 	}
 }
@@ -180,13 +270,23 @@ static void pd_latest_set(struct pd_command *cmd, struct pd_report *report)
 	pd_report_put(old);
 }
 
-/* Print the report to the kernel log, and keep it for reading back. */
+/*
+ * Print the report to the kernel log, and keep it for reading back.  A
+ * query that failed before its summary (bad input, no such process, not
+ * memory) logs only the line that says why, and at most a few such lines
+ * in a while: whoever writes nonsense to the files cannot flood the log.
+ */
 static struct pd_report *pd_publish(struct pd_command *cmd, struct pd_query *q)
 {
+	static DEFINE_RATELIMIT_STATE(pd_failure_rs, DEFAULT_RATELIMIT_INTERVAL,
+				      DEFAULT_RATELIMIT_BURST);
 	size_t len = seq_buf_used(&q->s);
 	struct pd_report *report;
 
-	pd_log_report(q);
+	if (q->summarized)
+		pd_log_lines(q, UINT_MAX);
+	else if (__ratelimit(&pd_failure_rs))
+		pd_log_lines(q, 1);
 	if (seq_buf_has_overflowed(&q->s))
 		pr_warn("%s: the report above is truncated\n", cmd->name);
 
@@ -269,10 +369,16 @@ static int pd_report_pfn(struct pd_query *q)
 		       div_u64(q->recheck_ns, NSEC_PER_USEC));
 	pd_summary_counts(q, &user, &rmap, &processes);
 	seq_buf_printf(&q->s,
-		       "summary: pfn=%#lx refcount=%d mapcount=%d kernel_mappings=%u user_mappings=%lu processes=%u memcg=%s verdict=%s rmap_mappings=%lu culprits=%u level=%s\n",
+		       "summary: pfn=%#lx refcount=%d mapcount=%d kernel_mappings=%u user_mappings=%lu processes=%u memcg=",
 		       q->pfn, q->refcount, q->folio_level ? -1 : q->mapcount,
-		       q->kernel_mappings, user, processes, q->memcg, verdict,
-		       rmap, culprits, q->folio_level ? "folio" : "page");
+		       q->kernel_mappings, user, processes);
+	/* A cgroup's name is anyone's who may make one: no space in it here. */
+	pd_print_untrusted(&q->s, q->memcg, " ");
+	seq_buf_printf(&q->s,
+		       " verdict=%s rmap_mappings=%lu culprits=%u level=%s\n",
+		       verdict, rmap, culprits,
+		       q->folio_level ? "folio" : "page");
+	q->summarized = true;
 	return q->interrupted ? -EINTR : 0;
 }
 
@@ -403,11 +509,15 @@ static ssize_t pd_write(struct file *file, const char __user *ubuf,
 	q = pd_query_alloc();
 	if (!q)
 		return -ENOMEM;
+	/*
+	 * Before the query lock: a fault on the buffer can take as long as
+	 * its writer likes (userfaultfd), and other queries must not wait.
+	 */
+	err = pd_copy_input(q, f->cmd->name, ubuf, count);
 	if (mutex_lock_killable(&pd_query_lock)) {
 		err = -EINTR;
 		goto free;
 	}
-	err = pd_copy_input(q, f->cmd->name, ubuf, count);
 	if (!err) {
 		/* The query may cut its input up; errors quote it whole. */
 		memcpy(input, q->input, count + 1);

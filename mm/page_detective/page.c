@@ -299,7 +299,9 @@ int pd_describe_page(struct pd_query *q)
 			       "mapcount: per folio (CONFIG_NO_PAGE_MAPCOUNT): the mappings of its %lu pages, %d in all, are what is judged\n",
 			       q->nr_pfns, q->mapcount);
 	pd_find_memcg(q, folio);
-	seq_buf_printf(&q->s, "memcg: %s\n", q->memcg);
+	seq_buf_puts(&q->s, "memcg: ");
+	pd_print_untrusted(&q->s, q->memcg, " ");
+	seq_buf_putc(&q->s, '\n');
 	dump_page_owner_seq_buf(&q->s, q->page);
 out:
 	put_online_mems();

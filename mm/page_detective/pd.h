@@ -28,6 +28,15 @@
 /* A query is one short line: "PID VADDR" or "PADDR", and "quick". */
 #define PD_INPUT_MAX		64
 #define PD_REPORT_MAX		SZ_64K
+/* The most a name userspace chose takes in the report: pd_print_untrusted(). */
+#define PD_NAME_MAX		2048
+/* The longest line a list prints: a few numbers and one name. */
+#define PD_LINE_MAX		(PD_NAME_MAX + 512)
+/* A task's comm, escaped: each byte takes at most four. */
+#define PD_COMM_LEN		(4 * TASK_COMM_LEN)
+/* Where lists of mappings stop, and culprits: see pd_report_has_room(). */
+#define PD_LISTS_END		(PD_REPORT_MAX / 2)
+#define PD_VERDICT_END		(PD_REPORT_MAX - PD_NAME_MAX - SZ_4K)
 /* Mapping lines in one report; mappings past these are counted only. */
 #define PD_LISTED_MAX		256
 #define PD_KERNEL_LISTED_MAX	32
@@ -58,7 +67,7 @@ struct pd_mm {
 	struct hlist_node node;		/* in pd_query.mms, by mm */
 	struct mm_struct *mm;
 	pid_t tgid;			/* a process it belongs to, 0: none */
-	char comm[TASK_COMM_LEN];
+	char comm[PD_COMM_LEN];		/* escaped: pd_task_comm() */
 	bool walked;			/* the scan walked its page tables */
 };
 
@@ -145,6 +154,7 @@ struct pd_query {
 	char input[PD_INPUT_MAX + 1];	/* as written */
 	bool quick;			/* the reverse map only, no scan */
 	struct seq_buf s;		/* the report */
+	bool summarized;		/* it has its summary line */
 	struct pd_kaddr kaddrs[PD_KADDRS_MAX];
 	unsigned int nr_kaddrs;
 
@@ -199,6 +209,8 @@ struct pd_query {
 	struct pd_candidate candidates[PD_CANDIDATES_MAX];
 	unsigned int nr_candidates;	/* kept, of the last pass */
 	unsigned long more_candidates;	/* not kept */
+	unsigned int culprits_listed;	/* culprit: lines */
+	unsigned long culprits_unlisted;	/* of the list being printed */
 
 	/* What secondary MMUs map. */
 	struct pd_secondary secondary[PD_SECONDARY_MAX];
@@ -250,6 +262,9 @@ static inline bool pd_leaf_maps(const struct pd_query *q, unsigned long first,
 
 /* core.c */
 void pd_print_kaddr(struct pd_query *q, unsigned long addr);
+void pd_print_untrusted(struct seq_buf *s, const char *str, const char *esc);
+bool pd_report_has_room(struct pd_query *q, size_t end);
+void pd_task_comm(char *buf, struct task_struct *task);
 
 /* page.c */
 int pd_describe_page(struct pd_query *q);
@@ -288,6 +303,8 @@ unsigned long pd_count_entries(struct pd_query *q, unsigned int seen);
 
 /* verdict.c */
 const char *pd_verdict(struct pd_query *q, unsigned int *culprits);
+bool pd_culprit_listed(struct pd_query *q);
+void pd_print_unlisted_culprits(struct pd_query *q);
 int pd_reread(struct pd_query *q, struct mm_struct *mm, unsigned long addr,
 	      struct pd_leaf *leaf);
 

@@ -20,6 +20,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 
+#include "../internal.h"
 #include "pd.h"
 
 /* Walks that found the rmap locked, or more than room, before giving up. */
@@ -74,6 +75,21 @@ static void pd_rmap_keep(struct pd_rmap_walk *rw, struct pd_hit hit)
 }
 
 /*
+ * Where @vma would map the page asked about, or -EFAULT: @addr, from
+ * rmap_walk(), is where it would map the folio's first page, which
+ * vma_address() clamps to vm_start when a large folio begins below @vma.
+ * A hugetlb folio is mapped whole or not at all; a KSM folio is small.
+ */
+static unsigned long pd_page_address(struct pd_query *q, struct folio *folio,
+				     struct vm_area_struct *vma,
+				     unsigned long addr)
+{
+	if (!folio_test_large(folio) || folio_test_hugetlb(folio))
+		return addr + (folio_page_idx(folio, q->page) << PAGE_SHIFT);
+	return vma_address(vma, page_pgoff(folio, q->page), 1);
+}
+
+/*
  * rmap_walk() callback: where @folio is mapped in @vma.  It runs under the
  * rmap lock, and under the page-table lock that page_vma_mapped_walk()
  * holds while it finds a mapping: nothing here may sleep but after it.
@@ -83,8 +99,7 @@ static bool pd_rmap_one(struct folio *folio, struct vm_area_struct *vma,
 {
 	struct pd_rmap_walk *rw = arg;
 	struct pd_query *q = rw->q;
-	unsigned long page_addr = addr +
-		(folio_page_idx(folio, q->page) << PAGE_SHIFT);
+	unsigned long page_addr = pd_page_address(q, folio, vma, addr);
 	DEFINE_FOLIO_VMA_WALK(pvmw, folio, vma, addr, 0);
 	struct pd_hit hit = { .mm = vma->vm_mm, .addr = page_addr };
 	bool mapped = false;
@@ -269,7 +284,7 @@ static void pd_find_owner(struct pd_mm *pdm)
 	owner = rcu_dereference(pdm->mm->owner);
 	if (owner) {
 		pdm->tgid = task_tgid_nr(owner);
-		get_task_comm(pdm->comm, owner);
+		pd_task_comm(pdm->comm, owner);
 	}
 	rcu_read_unlock();
 }
@@ -305,7 +320,7 @@ void pd_find_owners(struct pd_query *q)
 		hash_for_each_possible(q->mms, pdm, node, (unsigned long)mm) {
 			if (pdm->mm == mm && !pdm->tgid) {
 				pdm->tgid = task_tgid_nr(p);
-				get_task_comm(pdm->comm, p);
+				pd_task_comm(pdm->comm, p);
 			}
 		}
 	}
@@ -341,7 +356,7 @@ void pd_list_rmap(struct pd_query *q)
 		    (map->seen & PD_SEEN_SCAN))
 			continue;
 		if (listed == PD_LISTED_MAX ||
-		    seq_buf_used(&q->s) > PD_REPORT_MAX / 4 * 3) {
+		    !pd_report_has_room(q, PD_LISTS_END)) {
 			unlisted++;
 			continue;
 		}

@@ -107,6 +107,7 @@ static void pd_print_secondary(struct pd_query *q,
 void pd_secondary_mappings(struct pd_query *q)
 {
 	struct pd_secondary_walk w = { .q = q };
+	unsigned long unlisted = q->more_secondary;
 	struct pd_map *map;
 	struct pd_mm *pdm;
 	unsigned int i;
@@ -125,11 +126,15 @@ void pd_secondary_mappings(struct pd_query *q)
 			cond_resched();
 		}
 	}
-	for (i = 0; i < q->nr_secondary; i++)
-		pd_print_secondary(q, &q->secondary[i]);
-	if (q->more_secondary)
+	for (i = 0; i < q->nr_secondary; i++) {
+		if (pd_report_has_room(q, PD_LISTS_END))
+			pd_print_secondary(q, &q->secondary[i]);
+		else
+			unlisted++;
+	}
+	if (unlisted)
 		seq_buf_printf(&q->s, "secondary: %lu more not listed\n",
-			       q->more_secondary);
+			       unlisted);
 }
 
 /* Looking for one secondary mapping again: by owner, name and address. */
@@ -262,8 +267,10 @@ unsigned int pd_secondary_verdict(struct pd_query *q)
 		sec = &q->secondary[i];
 		if (!sec->fault)
 			continue;
-		pd_print_secondary_culprit(q, sec);
 		culprits++;
+		if (pd_culprit_listed(q))
+			pd_print_secondary_culprit(q, sec);
 	}
+	pd_print_unlisted_culprits(q);
 	return culprits;
 }

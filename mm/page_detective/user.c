@@ -71,12 +71,15 @@ static void pd_print_vma_name(struct pd_query *q, struct vm_area_struct *vma)
 	get_vma_name(vma, &path, &name, &name_fmt);
 	if (path) {
 		name = d_path(path, q->path, sizeof(q->path));
-		seq_buf_puts(&q->s, IS_ERR(name) ? "(unnamed file)" : name);
+		if (IS_ERR(name))
+			name = "(unnamed file)";
 	} else if (name_fmt) {
-		seq_buf_printf(&q->s, name_fmt, name);
-	} else if (name) {
-		seq_buf_puts(&q->s, name);
+		snprintf(q->path, sizeof(q->path), name_fmt, name);
+		name = q->path;
 	}
+	/* Whoever names a file or an anonymous VMA chooses these bytes. */
+	if (name)
+		pd_print_untrusted(&q->s, name, "");
 }
 
 /**
@@ -176,7 +179,7 @@ static void pd_list_found(struct pd_mm_walk *w, const struct pd_pending *p)
 
 	/* Leave room for the lines that end the report. */
 	if (q->nr_listed == PD_LISTED_MAX ||
-	    seq_buf_used(&q->s) > PD_REPORT_MAX / 4 * 3) {
+	    !pd_report_has_room(q, PD_LISTS_END)) {
 		q->unlisted++;
 		return;
 	}
@@ -804,7 +807,7 @@ static void pd_scan_process(struct pd_query *q, struct task_struct *task)
 	} else {
 		pdm->walked = true;
 		pdm->tgid = task_tgid_nr(task);
-		get_task_comm(pdm->comm, task);
+		pd_task_comm(pdm->comm, task);
 		pd_walk_mm(q, pdm);
 	}
 	mmput(mm);
@@ -1084,6 +1087,7 @@ static int pd_lookup_user(struct pd_query *q, struct mm_struct *mm,
 int pd_virt_user(struct pd_query *q, pid_t nr, unsigned long vaddr,
 		 struct pd_leaf *leaf)
 {
+	char comm[PD_COMM_LEN];
 	struct task_struct *task;
 	struct mm_struct *mm;
 	int err;
@@ -1093,22 +1097,22 @@ int pd_virt_user(struct pd_query *q, pid_t nr, unsigned long vaddr,
 		seq_buf_printf(&q->s, "virt: no process with pid %d\n", nr);
 		return -ESRCH;
 	}
+	pd_task_comm(comm, task);
 	if (task->flags & PF_KTHREAD) {
 		seq_buf_printf(&q->s,
 			       "virt: pid %d (%s) is a kernel thread, use pid 0 for kernel addresses\n",
-			       nr, task->comm);
+			       nr, comm);
 		err = -EINVAL;
 		goto put_task;
 	}
 	mm = get_task_mm(task);
 	if (!mm) {
 		seq_buf_printf(&q->s, "virt: pid %d (%s) is exiting, its memory is gone\n",
-			       nr, task->comm);
+			       nr, comm);
 		err = -ESRCH;
 		goto put_task;
 	}
-	seq_buf_printf(&q->s, "virt: pid %d (%s) vaddr %#lx\n", nr, task->comm,
-		       vaddr);
+	seq_buf_printf(&q->s, "virt: pid %d (%s) vaddr %#lx\n", nr, comm, vaddr);
 	err = pd_lookup_user(q, mm, vaddr, leaf);
 	mmput(mm);
 put_task:

@@ -159,6 +159,19 @@ static int pd_reread_unconfirmed(struct pd_query *q, struct pd_round *rd)
 	return 0;
 }
 
+/*
+ * Whether a per-mm mapcount counts more mappings than its mm has: all it
+ * can prove.  It is a lower bound, not a count: an mm that maps the folio
+ * while both slots are taken is counted in neither, and when a slot frees,
+ * its next mapping takes it with only the pages it maps from then on (see
+ * folio_add_return_large_mapcount() and, for the "valid corner cases" that
+ * follow, folio_sub_return_large_mapcount()).  So it may count fewer.
+ */
+static bool pd_mm_id_over(const struct pd_mm_id *m)
+{
+	return m->found < m->mapcount;
+}
+
 #ifdef CONFIG_MM_ID
 /* The mappings present in round @rd in the mm whose id is @id. */
 static unsigned long pd_mm_id_found(struct pd_query *q, unsigned int id,
@@ -213,7 +226,7 @@ static void pd_weigh_mm_ids(struct pd_query *q, struct pd_round *rd)
 			continue;
 		*m = ids[i];
 		m->found = pd_mm_id_found(q, m->id, &m->pdm);
-		rd->mm_ids_differ |= m->found != m->mapcount;
+		rd->mm_ids_differ |= pd_mm_id_over(m);
 		rd->nr_mm_ids++;
 	}
 }
@@ -278,11 +291,48 @@ static int pd_recheck(struct pd_query *q, struct pd_round *rd)
 
 /* ---- Culprits ------------------------------------------------------------ */
 
-static void pd_print_culprit_start(struct pd_query *q, struct pd_mm *pdm,
+/**
+ * pd_culprit_listed - whether the report lists one more culprit
+ * @q: the query
+ *
+ * Culprits are capped as mappings are, so that the summary still ends the
+ * report on a page with hundreds of them; each one not listed is counted,
+ * for pd_print_unlisted_culprits().
+ *
+ * Return: true if its culprit: line is to be printed.
+ */
+bool pd_culprit_listed(struct pd_query *q)
+{
+	if (q->culprits_listed < PD_LISTED_MAX &&
+	    pd_report_has_room(q, PD_VERDICT_END)) {
+		q->culprits_listed++;
+		return true;
+	}
+	q->culprits_unlisted++;
+	return false;
+}
+
+/**
+ * pd_print_unlisted_culprits - say how many culprits a list left out
+ * @q: the query, after a list of culprits
+ */
+void pd_print_unlisted_culprits(struct pd_query *q)
+{
+	if (q->culprits_unlisted)
+		seq_buf_printf(&q->s, "culprit: %lu more, not listed\n",
+			       q->culprits_unlisted);
+	q->culprits_unlisted = 0;
+}
+
+/* The start of a culprit: line, if the report lists it: see above. */
+static bool pd_print_culprit_start(struct pd_query *q, struct pd_mm *pdm,
 				   unsigned long addr, const char *level)
 {
+	if (!pd_culprit_listed(q))
+		return false;
 	seq_buf_printf(&q->s, "culprit: pid %d (%s) %#lx %s ", pdm->tgid,
 		       pdm->tgid ? pdm->comm : "none", addr, level);
+	return true;
 }
 
 /* The mappings that the re-checks confirmed unknown to the reverse map. */
@@ -295,7 +345,8 @@ static unsigned int pd_name_strays(struct pd_query *q)
 		if (!pd_map_stray(q, map))
 			continue;
 		culprits++;
-		pd_print_culprit_start(q, map->mm, map->addr, map->level);
+		if (!pd_print_culprit_start(q, map->mm, map->addr, map->level))
+			continue;
 		seq_buf_puts(&q->s, "(unknown to rmap) ");
 		if (map->seen & PD_SEEN_OUTSIDE_VMA)
 			seq_buf_puts(&q->s, "(outside every VMA) ");
@@ -303,6 +354,7 @@ static unsigned int pd_name_strays(struct pd_query *q)
 			pd_print_mm_vma_name(q, map->mm->mm, map->addr);
 		seq_buf_putc(&q->s, '\n');
 	}
+	pd_print_unlisted_culprits(q);
 	return culprits;
 }
 
@@ -313,6 +365,8 @@ static void pd_print_held(struct seq_buf *s, const struct pd_leaf *leaf)
 		seq_buf_printf(s, "pfn %#lx", leaf->pfn);
 	else if (leaf->level && softleaf_has_pfn(leaf->entry))
 		seq_buf_printf(s, "an entry for pfn %#lx", softleaf_to_pfn(leaf->entry));
+	else if (leaf->level && softleaf_is_marker(leaf->entry))
+		seq_buf_puts(s, "a marker");
 	else if (leaf->level)
 		seq_buf_puts(s, "a swap entry");
 	else
@@ -320,36 +374,73 @@ static void pd_print_held(struct seq_buf *s, const struct pd_leaf *leaf)
 }
 
 /*
- * The places where the reverse map expects the page and finds it not
- * mapped, each with what its entry holds instead: where a lost mapping
- * was.
+ * Whether the per-mm mapcounts of round @rd say that @pdm maps the folio
+ * more often than was found there: then a place in @pdm where the reverse
+ * map expects the folio and finds it not is where a mapping was lost.
  */
-static int pd_name_candidates(struct pd_query *q, unsigned int *culprits)
+static bool pd_mm_lost_mapping(const struct pd_round *rd,
+			       const struct pd_mm *pdm)
 {
+	unsigned int i;
+
+	for (i = 0; i < rd->nr_mm_ids; i++)
+		if (rd->mm_ids[i].pdm == pdm && pd_mm_id_over(&rd->mm_ids[i]))
+			return true;
+	return false;
+}
+
+/*
+ * The places where the reverse map expects the page and finds it not
+ * mapped, each with what its entry holds instead.  The reverse map visits
+ * every VMA that could map the page: a child that broke COW there, a
+ * process that never faulted that page of the file, one that unmapped it
+ * with MADV_DONTNEED.  A place is named a culprit, where a lost mapping
+ * was, only with evidence there (its mm's per-mm mapcount counting more
+ * than was found in it); the others are only places looked at.
+ */
+static int pd_name_candidates(struct pd_query *q, struct pd_round *rd,
+			      unsigned int *culprits)
+{
+	unsigned long unlisted = q->more_candidates;
 	struct pd_leaf leaf;
 	unsigned int i;
 	int err;
 
 	for (i = 0; i < q->nr_candidates; i++) {
 		struct pd_candidate *c = &q->candidates[i];
+		const char *level;
 
 		err = pd_reread(q, c->mm->mm, c->addr, &leaf);
 		if (err < 0)
 			return err;
 		if (err)
 			continue;	/* mapped again meanwhile */
-		(*culprits)++;
-		pd_print_culprit_start(q, c->mm, c->addr, leaf.level ?: "pte");
+		level = leaf.level ?: "pte";
+		if (pd_mm_lost_mapping(rd, c->mm)) {
+			(*culprits)++;
+			if (!pd_print_culprit_start(q, c->mm, c->addr, level))
+				continue;
+		} else {
+			if (!pd_report_has_room(q, PD_VERDICT_END)) {
+				unlisted++;
+				continue;
+			}
+			seq_buf_printf(&q->s, "looked at: pid %d (%s) %#lx %s ",
+				       c->mm->tgid,
+				       c->mm->tgid ? c->mm->comm : "none",
+				       c->addr, level);
+		}
 		seq_buf_puts(&q->s, "(expected by the reverse map, holds ");
 		pd_print_held(&q->s, &leaf);
 		seq_buf_puts(&q->s, ") ");
 		pd_print_mm_vma_name(q, c->mm->mm, c->addr);
 		seq_buf_putc(&q->s, '\n');
 	}
-	if (q->more_candidates)
+	pd_print_unlisted_culprits(q);
+	if (unlisted)
 		seq_buf_printf(&q->s,
-			       "culprit: %lu more places the reverse map expects the page, not listed\n",
-			       q->more_candidates);
+			       "looked at: %lu more places where the reverse map expects the page, not listed\n",
+			       unlisted);
 	return 0;
 }
 
@@ -374,9 +465,14 @@ static void pd_print_mm_ids(struct pd_query *q, const struct pd_round *rd)
 
 		seq_buf_puts(&q->s, "per-mm mapcount: ");
 		pd_print_mm_id(q, m);
-		seq_buf_printf(&q->s, " %d, mappings found there %lu%s\n",
-			       m->mapcount, m->found,
-			       m->found == m->mapcount ? "" : ": they differ");
+		seq_buf_printf(&q->s, " %d, mappings found there %lu",
+			       m->mapcount, m->found);
+		if (pd_mm_id_over(m))
+			seq_buf_puts(&q->s, ": more than are mapped there");
+		else if (m->found > m->mapcount)
+			seq_buf_puts(&q->s,
+				     " (a lower bound: mappings made while both slots were taken are not counted)");
+		seq_buf_putc(&q->s, '\n');
 	}
 }
 
@@ -393,17 +489,20 @@ static const char *pd_judge_mm_ids(struct pd_query *q, struct pd_round *rd,
 	for (i = 0; i < rd->nr_mm_ids; i++) {
 		const struct pd_mm_id *m = &rd->mm_ids[i];
 
-		if (m->found == m->mapcount)
+		if (!pd_mm_id_over(m))
 			continue;
 		(*culprits)++;
+		if (!pd_culprit_listed(q))
+			continue;
 		seq_buf_puts(&q->s, "culprit: ");
 		pd_print_mm_id(q, m);
 		seq_buf_printf(&q->s,
-			       " (the folio counts %d mappings in this mm, %lu are in its page tables)\n",
+			       " (the folio counts at least %d mappings in this mm, %lu are in its page tables)\n",
 			       m->mapcount, m->found);
 	}
+	pd_print_unlisted_culprits(q);
 	seq_buf_printf(&q->s,
-		       "verdict: mismatch, folio mapcount %d matches the mappings found, but its per-mm mapcounts (MM_ID) do not (culprit: lines)\n",
+		       "verdict: mismatch, folio mapcount %d matches the mappings found, but a per-mm mapcount (MM_ID) counts more than its mm maps (culprit: lines)\n",
 		       rd->mapcount);
 	return "mismatch";
 }
@@ -453,7 +552,8 @@ static unsigned int pd_name_uncounted(struct pd_query *q, unsigned int r)
 		if (!pd_map_present(map, r))
 			continue;
 		culprits++;
-		pd_print_culprit_start(q, map->mm, map->addr, map->level);
+		if (!pd_print_culprit_start(q, map->mm, map->addr, map->level))
+			continue;
 		seq_buf_printf(&q->s, "(mapped, but the page is %s) ",
 			       q->snapshot ?: "not counted by its mapcount");
 		if (map->seen & PD_SEEN_OUTSIDE_VMA)
@@ -462,6 +562,7 @@ static unsigned int pd_name_uncounted(struct pd_query *q, unsigned int r)
 			pd_print_mm_vma_name(q, map->mm->mm, map->addr);
 		seq_buf_putc(&q->s, '\n');
 	}
+	pd_print_unlisted_culprits(q);
 	return culprits;
 }
 
@@ -480,19 +581,21 @@ static const char *pd_judge_too_many(struct pd_query *q, struct pd_round *rd,
 static const char *pd_judge_too_few(struct pd_query *q, struct pd_round *rd,
 				    unsigned int *culprits)
 {
-	if (q->has_rmap && pd_name_candidates(q, culprits))
+	if (q->has_rmap && pd_name_candidates(q, rd, culprits))
 		return "partial";
 	if (*culprits) {
 		seq_buf_printf(&q->s,
-			       "verdict: mismatch, %s %d, mappings found %lu: the reverse map expects the page where it is not mapped (culprit: lines)\n",
+			       "verdict: mismatch, %s %d, mappings found %lu: a per-mm mapcount says where the reverse map expects the page and it is not mapped (culprit: lines)\n",
 			       pd_mapcount_name(q), rd->mapcount, rd->mappings);
 		return "mismatch";
 	}
 	seq_buf_printf(&q->s,
-		       "note: %s %d, mappings found %lu, and %s: a leaked mapcount, or a mapping in a page table that no VMA covers\n",
+		       "note: %s %d, mappings found %lu, and %s: a leaked mapcount, a lost mapping, or one in a page table that no VMA covers\n",
 		       pd_mapcount_name(q), rd->mapcount, rd->mappings,
-		       q->has_rmap ? "the reverse map expects the page nowhere else" :
-				     "the reverse map does not track the page");
+		       !q->has_rmap ? "the reverse map does not track the page" :
+		       q->nr_candidates || q->more_candidates ?
+		       "nothing shows which of the places looked at lost a mapping" :
+		       "the reverse map expects the page nowhere else");
 	seq_buf_puts(&q->s,
 		     "verdict: partial, the mapcount counts more mappings than can be found\n");
 	return "partial";

@@ -16,6 +16,7 @@
 #include <spawn.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -759,6 +760,158 @@ static int write_long(const char *path, long val)
 }
 
 #define NR_HUGEPAGES	"/proc/sys/vm/nr_hugepages"
+
+/* ---- A large folio's per-mm mapcounts ------------------------------------- */
+
+#define SHM_THP_DIR	"/tmp/pd_shm_thp"
+#define SHM_THP_SIZE	(2UL << 20)
+#define FAULT_AROUND	"/sys/kernel/debug/fault_around_bytes"
+
+/* What a mapper child does, told by a byte on its pipe; it acks each. */
+struct mapper {
+	pid_t pid;
+	int cmd, ack;
+	char *addr;		/* where it maps the file: shared memory */
+};
+
+/*
+ * In a mapper: map the whole file by PTEs, one page off the 2 MiB
+ * alignment that a PMD would want, and for each byte read, populate the
+ * 64 KiB window it names (0-31), or all of it ('a').
+ */
+static void mapper_run(int fd, int cmd, int ack, char **addr)
+{
+	char *area = mmap(NULL, 2 * SHM_THP_SIZE, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *p, c;
+
+	p = (char *)(((unsigned long)area + SHM_THP_SIZE - 1) & ~(SHM_THP_SIZE - 1)) +
+	    pd_page_size();
+	if (area == MAP_FAILED ||
+	    mmap(p, SHM_THP_SIZE, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) != p ||
+	    madvise(p, SHM_THP_SIZE, MADV_NOHUGEPAGE))
+		_exit(1);
+	*addr = p;
+	while (read(cmd, &c, 1) == 1) {
+		unsigned long off = c == 'a' ? 0 : (unsigned long)c << 16;
+
+		if (madvise(p + off, c == 'a' ? SHM_THP_SIZE : 1UL << 16,
+			    MADV_POPULATE_READ) || write(ack, "", 1) != 1)
+			_exit(2);
+	}
+	_exit(0);
+}
+
+static int mapper_start(struct mapper *m, int fd, char **addr)
+{
+	int cmd[2], ack[2];
+
+	if (pipe(cmd) || pipe(ack))
+		return -1;
+	m->pid = fork();
+	if (m->pid < 0)
+		return -1;
+	if (!m->pid) {
+		close(cmd[1]);
+		close(ack[0]);
+		mapper_run(fd, cmd[0], ack[1], addr);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	m->cmd = cmd[1];
+	m->ack = ack[0];
+	return 0;
+}
+
+/* Tell @m to map @what ('a', or a 64 KiB window), and wait until it has. */
+static int mapper_map(struct mapper *m, char what)
+{
+	char c;
+
+	return write(m->cmd, &what, 1) == 1 && read(m->ack, &c, 1) == 1 ? 0 : -1;
+}
+
+static void mapper_end(struct mapper *m)
+{
+	if (m->pid <= 0)
+		return;
+	kill(m->pid, SIGKILL);
+	waitpid(m->pid, NULL, 0);
+	close(m->cmd);
+	close(m->ack);
+	m->pid = 0;
+}
+
+/*
+ * A large folio's per-mm mapcounts (CONFIG_MM_ID) are lower bounds, not
+ * counts: an mm that maps the folio while both slots are taken is counted
+ * in neither, and when a slot frees, its next mapping takes it with only
+ * the pages it maps from then on (folio_add_return_large_mapcount()).  A
+ * 2 MiB shmem folio mapped by PTEs by A and B, then a 64 KiB window of it
+ * by C while both slots are taken, B exiting, C mapping a second window:
+ * C's count says 16, C maps 32.  A healthy page, on every page asked
+ * about: ok.
+ */
+TEST_F(pd, mm_id_lower_bound)
+{
+	struct mapper a = { 0 }, b = { 0 }, c = { 0 };
+	char **addr = mmap(NULL, 3 * sizeof(char *), PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	long fault_around = read_long(FAULT_AROUND);
+	struct pd_summary s;
+	unsigned long pfn;
+	char want[64];
+	int fd, i;
+
+	ASSERT_NE(MAP_FAILED, addr);
+	mkdir(SHM_THP_DIR, 0700);
+	if (mount("tmpfs", SHM_THP_DIR, "tmpfs", 0, "huge=always,size=8M"))
+		SKIP(return, "no tmpfs with huge=always: %s", strerror(errno));
+	fd = open(SHM_THP_DIR "/f", O_RDWR | O_CREAT, 0600);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, fallocate(fd, 0, 0, SHM_THP_SIZE));
+	/* Each fault maps its page only: the windows are exactly 16 pages. */
+	ASSERT_LT(0, fault_around);
+	ASSERT_EQ(0, write_long(FAULT_AROUND, pd_page_size()));
+
+	ASSERT_EQ(0, mapper_start(&a, fd, &addr[0]));
+	ASSERT_EQ(0, mapper_start(&b, fd, &addr[1]));
+	ASSERT_EQ(0, mapper_start(&c, fd, &addr[2]));
+	ASSERT_EQ(0, mapper_map(&a, 'a'));
+	ASSERT_EQ(0, mapper_map(&b, 'a'));
+	pfn = pagemap_pfn(a.pid, addr[0]);
+	if (!(kpage_read("kpageflags", pfn) & BIT64(KPF_THP)))
+		SKIP(goto out, "the file got no 2 MiB folio");
+	/* Both slots are A's and B's: C is counted in neither. */
+	ASSERT_EQ(0, mapper_map(&c, 0));
+	mapper_end(&b);
+	/* B's slot is free: C takes it with this window's 16 pages only. */
+	ASSERT_EQ(0, mapper_map(&c, 16));
+	EXPECT_EQ(pfn + 256, pagemap_pfn(c.pid, addr[2] + (1UL << 20)));
+
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, pd_phys(pfn + i * 256, self->report, PD_REPORT_SIZE))
+			TH_LOG("%s", self->report);
+		ASSERT_EQ(0, pd_parse_summary(self->report, &s)) TH_LOG("%s", self->report);
+		EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
+		EXPECT_EQ(0, s.culprits);
+		if (!pd_no_page_mapcount())
+			continue;
+		/* Judged at folio level: the state is there, and is healthy. */
+		snprintf(want, sizeof(want), "per-mm mapcount: pid %d (", c.pid);
+		EXPECT_TRUE(pd_has_line(self->report, want,
+					") 16, mappings found there 32 (a lower bound"))
+			TH_LOG("%s", self->report);
+	}
+out:
+	mapper_end(&a);
+	mapper_end(&b);
+	mapper_end(&c);
+	write_long(FAULT_AROUND, fault_around);
+	close(fd);
+	umount(SHM_THP_DIR);
+	rmdir(SHM_THP_DIR);
+	munmap(addr, 3 * sizeof(char *));
+}
 
 TEST_F(pd, hugetlb_2m)
 {
@@ -1762,6 +1915,151 @@ TEST_F(pd, no_kernel_address_in_log)
 	pd_query("virt", input, self->report, PD_REPORT_SIZE);
 	EXPECT_EQ(0, kmsg_kernel_addresses(fd));
 	close(fd);
+}
+
+/*
+ * The text of each of Page Detective's kernel log records after @fd's
+ * position, without the "page_detective: " prefix, a line each, into @buf.
+ */
+static void kmsg_pd_text(int fd, char *buf, size_t size)
+{
+	char rec[2048];
+	size_t len = 0;
+	ssize_t n;
+
+	buf[0] = '\0';
+	while ((n = read(fd, rec, sizeof(rec) - 1)) > 0) {
+		char *text;
+
+		rec[n] = '\0';
+		rec[strcspn(rec, "\n")] = '\0';
+		text = strchr(rec, ';');
+		if (!text || strncmp(text + 1, "page_detective: ", 16))
+			continue;
+		len += snprintf(buf + len, size - len, "%s\n", text + 17);
+		if (len >= size)
+			break;
+	}
+}
+
+/* The lines of @text that start with @prefix. */
+static int count_lines(const char *text, const char *prefix)
+{
+	int n = 0;
+
+	for (; *text; text += strcspn(text, "\n") + (text[strcspn(text, "\n")] != 0))
+		n += !strncmp(text, prefix, strlen(prefix));
+	return n;
+}
+
+#define FORGED_PATH "/tmp/pd\nsummary: pfn=0x1 refcount=1 mapcount=1 kernel_mappings=0 user_mappings=1 processes=1 memcg=(none) verdict=ok\nverdict: ok, forged"
+
+/*
+ * A file's name and a process's comm are anyone's to choose: a file named
+ * "...\nsummary: ... verdict=ok" mapped by a process named "\nverdict: ok"
+ * must not add a line to the report or to the log.  Escaped as
+ * /proc/PID/mountinfo escapes paths, the report has one summary and one
+ * verdict, the true ones, and so has the log.
+ */
+TEST_F(pd, forged_lines)
+{
+	char comm[16] = "", *page, *log = malloc(PD_REPORT_SIZE);
+	int fd, kmsg = kmsg_open_at_end();
+	struct pd_summary s;
+
+	ASSERT_NE(NULL, log);
+	ASSERT_GE(kmsg, 0);
+	page = map_file(FORGED_PATH, self->page_size, &fd);
+	ASSERT_NE(NULL, page);
+	ASSERT_EQ(0, prctl(PR_GET_NAME, comm));
+	ASSERT_EQ(0, prctl(PR_SET_NAME, "\nverdict: ok"));
+	EXPECT_EQ(0, pd_phys(pagemap_pfn(0, page), self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, prctl(PR_SET_NAME, comm));
+
+	EXPECT_EQ(1, count_lines(self->report, "summary: ")) TH_LOG("%s", self->report);
+	EXPECT_EQ(1, count_lines(self->report, "verdict: ")) TH_LOG("%s", self->report);
+	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+	EXPECT_EQ(pagemap_pfn(0, page), s.pfn);
+	EXPECT_STREQ("ok", s.verdict);
+	/* Each newline written as /proc/PID/mountinfo writes it. */
+	EXPECT_NE(NULL, strstr(self->report, "/tmp/pd\\012summary: pfn=0x1 "))
+		TH_LOG("%s", self->report);
+	EXPECT_NE(NULL, strstr(self->report, "(\\012verdict: ok)")) TH_LOG("%s", self->report);
+
+	kmsg_pd_text(kmsg, log, PD_REPORT_SIZE);
+	EXPECT_EQ(1, count_lines(log, "summary: ")) TH_LOG("%s", log);
+	EXPECT_EQ(1, count_lines(log, "verdict: ")) TH_LOG("%s", log);
+	munmap(page, self->page_size);
+	close(fd);
+	unlink(FORGED_PATH);
+	close(kmsg);
+	free(log);
+}
+
+/*
+ * Nonsense written to the files, again and again: each write fails with
+ * EINVAL, and the log gets at most a few lines in a while (printk's
+ * default rate limit: ten in five seconds), never a report.
+ */
+TEST_F(pd, malformed_input_rate_limited)
+{
+	int i, kmsg = kmsg_open_at_end();
+	char *log = malloc(PD_REPORT_SIZE);
+
+	ASSERT_NE(NULL, log);
+	ASSERT_GE(kmsg, 0);
+	/* A new window of the rate limit (5 s), whatever tests ran before. */
+	usleep(5500 * 1000);
+	for (i = 0; i < 50; i++)
+		EXPECT_EQ(-EINVAL, pd_query(i % 2 ? "virt" : "phys", "nonsense",
+					    self->report, PD_REPORT_SIZE));
+	kmsg_pd_text(kmsg, log, PD_REPORT_SIZE);
+	EXPECT_GE(10, count_lines(log, "")) TH_LOG("%s", log);
+	EXPECT_LE(1, count_lines(log, "")) TH_LOG("%s", log);
+	EXPECT_EQ(0, count_lines(log, "summary: ")) TH_LOG("%s", log);
+	close(kmsg);
+	free(log);
+}
+
+#define LOG_FULL "/sys/module/page_detective/parameters/log_full"
+
+/*
+ * log_full=N: the log gets only the verdict: and summary: lines (PFNs and
+ * other processes' addresses and names stay in the root-only file); Y,
+ * the default, the whole report.
+ */
+TEST_F(pd, log_full_or_not)
+{
+	char *page = map_anon(self->page_size, MAP_PRIVATE, false);
+	char *log = malloc(PD_REPORT_SIZE);
+	int kmsg = kmsg_open_at_end();
+	FILE *f;
+
+	ASSERT_NE(NULL, page);
+	ASSERT_NE(NULL, log);
+	ASSERT_GE(kmsg, 0);
+	f = fopen(LOG_FULL, "w");
+	ASSERT_NE(NULL, f) TH_LOG("no %s", LOG_FULL);
+	ASSERT_LT(0, fputs("N", f));
+	ASSERT_EQ(0, fclose(f));
+	EXPECT_EQ(0, pd_virt(getpid(), page, self->report, PD_REPORT_SIZE));
+	kmsg_pd_text(kmsg, log, PD_REPORT_SIZE);
+	EXPECT_EQ(2, count_lines(log, "")) TH_LOG("%s", log);
+	EXPECT_EQ(1, count_lines(log, "verdict: ok")) TH_LOG("%s", log);
+	EXPECT_EQ(1, count_lines(log, "summary: ")) TH_LOG("%s", log);
+	/* The file has it all. */
+	EXPECT_LT(2, count_lines(self->report, ""));
+
+	f = fopen(LOG_FULL, "w");
+	ASSERT_NE(NULL, f);
+	ASSERT_LT(0, fputs("Y", f));
+	ASSERT_EQ(0, fclose(f));
+	EXPECT_EQ(0, pd_virt(getpid(), page, self->report, PD_REPORT_SIZE));
+	kmsg_pd_text(kmsg, log, PD_REPORT_SIZE);
+	EXPECT_EQ(count_lines(self->report, ""), count_lines(log, "")) TH_LOG("%s", log);
+	close(kmsg);
+	free(log);
+	munmap(page, self->page_size);
 }
 
 /* A pid with no process: -ESRCH. */

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <linux/capability.h>
+#include <setjmp.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -123,12 +124,12 @@ TEST_F(inject, stray_into_gap_outside_every_vma)
  */
 TEST_F(inject, stale_outlives_src)
 {
-	char *dst = page_of(self->win, 2, false), *src;
+	/* DST's PTE table exists: a neighbour in it is mapped. */
+	char *dst = pd_map_readonly_file("/tmp/pdi_stale"), *src;
 	unsigned long pfn;
 	uint64_t count;
 
-	/* DST's PTE table exists: a neighbour in it is mapped. */
-	page_of(self->win, 3, true);
+	ASSERT_NE(NULL, dst);
 	src = mmap(NULL, self->ps, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, src);
@@ -156,6 +157,129 @@ TEST_F(inject, stale_outlives_src)
 	EXPECT_EQ(0, pd_inject("undo"));
 	EXPECT_FALSE(present(dst));
 	EXPECT_EQ(-ENOENT, pd_inject("undo"));
+	munmap(dst, 2 * self->ps);
+	unlink("/tmp/pdi_stale");
+}
+
+/*
+ * A stale PTE maps a page someone else owns by then: only where nothing
+ * can write through it, not in a writable VMA (a write fault would take
+ * that page for this VMA's), not outside every VMA (a mapping could be
+ * made over it), and read-only itself.
+ */
+TEST_F(inject, stale_only_where_never_written)
+{
+	char *src = page_of(self->win, 0, true), *gap = page_of(self->win, 1, true);
+	char *dst = pd_map_readonly_file("/tmp/pdi_stale_ro");
+
+	ASSERT_NE(NULL, dst);
+	EXPECT_EQ(-EACCES, pd_inject("stale %p %p", src, page_of(self->win, 2, false)));
+	ASSERT_EQ(0, munmap(gap, self->ps));
+	EXPECT_EQ(-EACCES, pd_inject("stale %p %p", src, gap));
+	EXPECT_EQ(-ENOENT, pd_inject("undo"));
+
+	ASSERT_EQ(0, pd_inject("stale %p %p", src, dst));
+	EXPECT_TRUE(present(dst));
+	EXPECT_EQ(0x10, dst[0]);
+	EXPECT_EQ(0, pd_inject("undo"));
+	munmap(dst, 2 * self->ps);
+	unlink("/tmp/pdi_stale_ro");
+}
+
+/* In a child: lost, a touch (SIGBUS), undo, the page back as it was. */
+static sigjmp_buf lost_touched;
+
+static void on_sigbus(int sig)
+{
+	siglongjmp(lost_touched, 1);
+}
+
+static int lose_touch_undo(char *page)
+{
+	memset(page, 0x42, pd_page_size());
+	if (pd_inject("lost %p", page))
+		return 1;
+	signal(SIGBUS, on_sigbus);
+	if (!sigsetjmp(lost_touched, 1)) {
+		(void)PD_READ(page[0]);
+		return 2;	/* a new page was mapped over the lost one */
+	}
+	if (pd_inject("undo") || page[0] != 0x42)
+		return 3;
+	return 0;
+}
+
+/*
+ * lost, then a touch of the address: the fault must not map a new page
+ * over the lost mapping, whose page still counts it (mapcount, reference,
+ * RSS): the entry is a poison marker, the touch a SIGBUS, and undo puts
+ * the page back.  Twenty times, each process exiting after: any count left
+ * behind is a "Bad rss-counter state" or "Bad page" splat in the log.
+ */
+TEST_F(inject, lost_then_touched)
+{
+	int i, status;
+
+	for (i = 0; i < 20; i++) {
+		pid_t pid = fork();
+
+		ASSERT_GE(pid, 0);
+		if (!pid)
+			_exit(lose_touch_undo(page_of(self->win, 1, false)));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status)) TH_LOG("round %d: status %#x", i, status);
+		ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("round %d", i);
+	}
+}
+
+/* A page of a new memfd, mapped shared and written; NULL on failure. */
+static char *memfd_page(size_t ps, int *fd)
+{
+	char *page;
+
+	*fd = memfd_create("pdi", 0);
+	if (*fd < 0 || ftruncate(*fd, ps))
+		return NULL;
+	page = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (page == MAP_FAILED)
+		return NULL;
+	page[0] = 1;
+	return page;
+}
+
+/*
+ * lock holds a folio's lock for at most PDI_LOCK_MAX (10 s): a write() to
+ * the page, which waits for the lock unkillably, then goes through.
+ */
+TEST_F(inject, lock_let_go_in_time)
+{
+	int fd, status = 0, waited;
+	char *page = memfd_page(self->ps, &fd);
+	pid_t pid;
+
+	ASSERT_NE(NULL, page);
+	ASSERT_EQ(0, pd_inject("lock %p", page));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(pwrite(fd, "x", 1, 0) == 1 ? 0 : 1);
+	for (waited = 0; waited < 30; waited++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+		sleep(1);
+	}
+	/* Let go of it ourselves if the injector did not, so that the child ends. */
+	if (waited == 30) {
+		pd_inject("undo");
+		waitpid(pid, &status, 0);
+	}
+	EXPECT_LT(waited, 30) TH_LOG("the folio lock was still held after 30 s");
+	EXPECT_GE(waited, 5) TH_LOG("the write did not wait for the lock");
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	EXPECT_EQ('x', page[0]);
+	EXPECT_EQ(-ENOENT, pd_inject("undo"));
+	munmap(page, self->ps);
+	close(fd);
 }
 
 TEST_F(inject, lost_clears_pte_only)
@@ -232,17 +356,19 @@ TEST_F(inject, ref_taken_and_dropped)
 TEST_F(inject, undo_restores_each)
 {
 	char *a = page_of(self->win, 0, true), *b = page_of(self->win, 1, true);
-	char *c = page_of(self->win, 2, false);
+	char *c = page_of(self->win, 2, false), *d = page_of(self->win, 3, false);
 	unsigned long pa = pagemap_pfn(0, a), pb = pagemap_pfn(0, b);
 
 	ASSERT_EQ(0, pd_inject("lost %p", b));
-	/* b's PTE is none now: a stray can take it. */
-	ASSERT_EQ(0, pd_inject("stray %p %p", a, b));
+	/* b's PTE holds a poison marker now: no stray can take it. */
+	EXPECT_EQ(-EEXIST, pd_inject("stray %p %p", a, b));
 	ASSERT_EQ(0, pd_inject("stray %p %p", a, c));
+	ASSERT_EQ(0, pd_inject("stray %p %p", a, d));
 	ASSERT_EQ(0, pd_inject("mapcount %p", a));
 	ASSERT_EQ(0, pd_inject("ref %p", a));
-	EXPECT_EQ(pa, pagemap_pfn(0, b));
+	EXPECT_FALSE(present(b));
 	EXPECT_EQ(pa, pagemap_pfn(0, c));
+	EXPECT_EQ(pa, pagemap_pfn(0, d));
 	EXPECT_EQ(2, kpagecount(pa));
 	EXPECT_EQ(1, kpagecount(pb));
 
@@ -250,6 +376,7 @@ TEST_F(inject, undo_restores_each)
 	EXPECT_EQ(pa, pagemap_pfn(0, a));
 	EXPECT_EQ(pb, pagemap_pfn(0, b));
 	EXPECT_FALSE(present(c));
+	EXPECT_FALSE(present(d));
 	EXPECT_EQ(1, kpagecount(pa));
 	EXPECT_EQ(1, kpagecount(pb));
 	EXPECT_EQ(0x11, b[0]);
@@ -364,16 +491,12 @@ TEST_F(inject, refused_without_sys_admin)
  */
 TEST_F(inject, exit_without_undo)
 {
-	int fd = memfd_create("pdi", 0), status;
-	char *shared;
+	int fd, status;
+	char *shared = memfd_page(self->ps, &fd);
 	unsigned long pfn;
 	pid_t pid;
 
-	ASSERT_GE(fd, 0);
-	ASSERT_EQ(0, ftruncate(fd, self->ps));
-	shared = mmap(NULL, self->ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, shared);
-	shared[0] = 1;
+	ASSERT_NE(NULL, shared);
 	pfn = pagemap_pfn(0, shared);
 	ASSERT_EQ(1, kpagecount(pfn));
 
@@ -413,9 +536,10 @@ TEST_F(inject, killed_without_undo)
 	ASSERT_GE(pid, 0);
 	if (!pid) {
 		char *a = page_of(self->win, 0, true), *b = page_of(self->win, 1, true);
+		char *c = page_of(self->win, 2, false);
 
 		close(ready[0]);
-		if (pd_inject("lost %p", b) || pd_inject("stray %p %p", a, b) ||
+		if (pd_inject("lost %p", b) || pd_inject("stray %p %p", a, c) ||
 		    pd_inject("mapcount %p", a) || write(ready[1], "", 1) != 1)
 			_exit(1);
 		for (;;)

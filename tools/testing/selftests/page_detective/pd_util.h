@@ -197,10 +197,19 @@ static inline int pd_phys_quick(unsigned long pfn, char *report, size_t size)
 	return pd_query("phys", input, report, size);
 }
 
-/* Parse the summary line, the last line of a complete report. */
+/*
+ * Parse the summary line, the last line of a complete report: a line that
+ * starts with "summary: ", not those words inside another line (a file's
+ * name, a comm).
+ */
 static inline int pd_parse_summary(const char *report, struct pd_summary *s)
 {
-	const char *line = strstr(report, "summary: "), *end, *p;
+	const char *line = report, *end, *p;
+
+	while (line && strncmp(line, "summary: ", 9)) {
+		line = strchr(line, '\n');
+		line = line ? line + 1 : NULL;
+	}
 
 	if (!line)
 		return -1;
@@ -384,6 +393,61 @@ static inline char *pd_map_thp(void **area)
 	if (!(kpage_read("kpageflags", pagemap_pfn(0, thp)) & BIT64(KPF_THP)))
 		return NULL;
 	return thp;
+}
+
+/* @size bytes of @fd (or anonymous) mapped at the start of a PMD range. */
+static inline char *pd_mmap_in_pmd(unsigned long size, int prot, int flags, int fd)
+{
+	char *area = mmap(NULL, PD_THP_SIZE + size, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *p;
+
+	if (area == MAP_FAILED)
+		return NULL;
+	p = (char *)(((unsigned long)area + PD_THP_SIZE - 1) & ~(PD_THP_SIZE - 1));
+	if (mmap(p, size, prot, flags | MAP_FIXED, fd, 0) == MAP_FAILED) {
+		munmap(area, PD_THP_SIZE + size);
+		return NULL;
+	}
+	if (p > area)
+		munmap(area, p - area);
+	munmap(p + size, area + PD_THP_SIZE + size - (p + size));
+	return p;
+}
+
+/* @pages pages of a new file at @path, mapped shared in one PMD range. */
+static inline char *pd_map_file_pmd(const char *path, unsigned long pages, int *fd)
+{
+	unsigned long size = pages * pd_page_size();
+
+	*fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (*fd < 0 || ftruncate(*fd, size))
+		return NULL;
+	return pd_mmap_in_pmd(size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd);
+}
+
+/*
+ * Two pages of a new file that nothing can write, mapped shared and
+ * read-only in one PMD range: where the injector may put a stale PTE (see
+ * its "stale").  The first page is not mapped, the second is, so that a
+ * PTE table holds the first one's entry.
+ */
+static inline char *pd_map_readonly_file(const char *path)
+{
+	unsigned long size = 2 * pd_page_size();
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	char *p;
+
+	if (fd < 0 || ftruncate(fd, size) || close(fd))
+		return NULL;
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	p = pd_mmap_in_pmd(size, PROT_READ, MAP_SHARED, fd);
+	close(fd);
+	/* A read maps both pages (fault-around); then only the second. */
+	if (!p || p[pd_page_size()] != 0 || madvise(p, pd_page_size(), MADV_DONTNEED))
+		return NULL;
+	return p;
 }
 
 /* A report, parsed into the parts the tests check. */
