@@ -325,13 +325,21 @@ void pd_print_unlisted_culprits(struct pd_query *q)
 }
 
 /* The start of a culprit: line, if the report lists it: see above. */
+/* "@prefix pid N (comm) ADDR LEVEL ": the start of a line about a place. */
+static void pd_print_place(struct pd_query *q, const char *prefix,
+			   struct pd_mm *pdm, unsigned long addr,
+			   const char *level)
+{
+	seq_buf_printf(&q->s, "%spid %d (%s) %#lx %s ", prefix, pdm->tgid,
+		       pdm->tgid ? pdm->comm : "none", addr, level);
+}
+
 static bool pd_print_culprit_start(struct pd_query *q, struct pd_mm *pdm,
 				   unsigned long addr, const char *level)
 {
 	if (!pd_culprit_listed(q))
 		return false;
-	seq_buf_printf(&q->s, "culprit: pid %d (%s) %#lx %s ", pdm->tgid,
-		       pdm->tgid ? pdm->comm : "none", addr, level);
+	pd_print_place(q, "culprit: ", pdm, addr, level);
 	return true;
 }
 
@@ -425,10 +433,7 @@ static int pd_name_candidates(struct pd_query *q, struct pd_round *rd,
 				unlisted++;
 				continue;
 			}
-			seq_buf_printf(&q->s, "looked at: pid %d (%s) %#lx %s ",
-				       c->mm->tgid,
-				       c->mm->tgid ? c->mm->comm : "none",
-				       c->addr, level);
+			pd_print_place(q, "looked at: ", c->mm, c->addr, level);
 		}
 		seq_buf_puts(&q->s, "(expected by the reverse map, holds ");
 		pd_print_held(&q->s, &leaf);
