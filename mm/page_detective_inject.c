@@ -12,7 +12,11 @@
  *                   page-table write: no rmap, mapcount, refcount, RSS or
  *                   page_table_check accounting.  DST's PTE must be none, in
  *                   a PTE table that exists (none is allocated), inside a VMA
- *                   or in a gap beside one that shares its PMD.
+ *                   or in a gap beside one that shares its PMD, where fork
+ *                   does not copy it unseen (see pdi_forked_unseen()).  The
+ *                   VMA must stay so until undo: a guard region installed
+ *                   in it, or userfaultfd write-protection registered over
+ *                   it, after the corruption, would let a fork copy it.
  *   stale SRC DST   the same, but the stray mapping outlives SRC's: once
  *                   SRC is unmapped, the page is freed and reused while
  *                   DST still maps it, the classic use-after-free.  Read
@@ -46,7 +50,8 @@
  * Errors: -EINVAL for a malformed command, an address not page aligned or
  * not a user one, or a writer without an address space of its own; -ENXIO
  * when an address maps no such page; -EEXIST when DST is not none; -EACCES
- * when a stale DST could be written; -ENOENT
+ * when a stale DST could be written, or fork would copy DST's entry without
+ * telling this module; -ENOENT
  * when no PTE table holds DST, or undo finds nothing to undo; -EOPNOTSUPP
  * for mm_id without CONFIG_MM_ID; -EBUSY when the page is locked, by an
  * rmap walk that may be unmapping it; -ENOSPC past 1024 corruptions.
@@ -654,13 +659,31 @@ static bool pdi_never_written(struct vm_area_struct *vma)
 }
 
 /*
+ * Whether fork would copy @vma's page tables without an invalidation of
+ * this mm: copy_page_range() starts one, which undoes the strays and stale
+ * entries in the VMA first, only for a copy-on-write mapping.  A shared one
+ * that vma_needs_copy() copies anyway (userfaultfd write-protect, a guard
+ * region, a PFN map) is copied with its corrupted entries: the child would
+ * take a reference on a page that is not its own, and, for a stale entry,
+ * on a page in the buddy allocator, which its exit would free again.
+ * Outside every VMA (@vma NULL) nothing is copied.
+ */
+static bool pdi_forked_unseen(struct vm_area_struct *vma)
+{
+	if (!vma || is_cow_mapping(vma->vm_flags) ||
+	    (vma->vm_flags & VM_DONTCOPY))
+		return false;
+	return (vma->vm_flags & VM_COPY_ON_FORK) || vma->anon_vma;
+}
+
+/*
  * Each one is called with the mmap lock held for read and pm->lock, and
  * fills @rec on success.
  */
 
 static int pdi_stray(struct mm_struct *mm, struct pdi_record *rec)
 {
-	struct vm_area_struct *vma = vma_lookup(mm, rec->src);
+	struct vm_area_struct *vma = vma_lookup(mm, rec->src), *dst_vma;
 	unsigned long dst_pmd = rec->addr & PMD_MASK;
 	spinlock_t *ptl;		/* the PTE table's */
 	struct folio *folio;
@@ -699,7 +722,9 @@ static int pdi_stray(struct mm_struct *mm, struct pdi_record *rec)
 	ret = -ENOENT;
 	if (!find_vma_intersection(mm, dst_pmd, dst_pmd + PMD_SIZE))
 		goto out;
-	if (rec->kind == PDI_STALE && !pdi_never_written(vma_lookup(mm, rec->addr))) {
+	dst_vma = vma_lookup(mm, rec->addr);
+	if ((rec->kind == PDI_STALE && !pdi_never_written(dst_vma)) ||
+	    pdi_forked_unseen(dst_vma)) {
 		ret = -EACCES;
 		goto out;
 	}

@@ -52,8 +52,14 @@ static int pd_kernel_pud(pud_t *pud, unsigned long addr, unsigned long next,
 {
 	pud_t val = pudp_get(pud);
 
-	if (pud_present(val) && pud_leaf(val))
+	if (pud_present(val) && pud_leaf(val)) {
+		/*
+		 * Not down to the PMDs even if the leaf is split meanwhile:
+		 * its pages would be counted twice.
+		 */
+		walk->action = ACTION_CONTINUE;
 		pd_kernel_leaf(walk->private, addr, pud_pfn(val), PUD_SIZE, "pud");
+	}
 	return 0;
 }
 
@@ -77,13 +83,19 @@ static int pd_kernel_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
 		pd_kernel_leaf(q, addr, pmd_pfn(val), PMD_SIZE, "pmd");
 		return 0;
 	}
+	/*
+	 * @next is ULONG_MAX for the last table of the address space, which
+	 * no page address reaches: the address wraps to 0 after its last page.
+	 */
 	pte = pte_offset_kernel(pmd, addr);
-	for (; addr != next; addr += PAGE_SIZE, pte++) {
+	do {
 		pte_t entry = ptep_get(pte);
 
 		if (pte_present(entry) && pte_pfn(entry) == q->pfn)
 			pd_kernel_leaf(q, addr, q->pfn, PAGE_SIZE, "pte");
-	}
+		addr += PAGE_SIZE;
+		pte++;
+	} while (addr - 1 < next - 1);
 	return 0;
 }
 

@@ -354,7 +354,10 @@ int pd_page_mapcount(struct pd_query *q)
  * folio; the rest are GUP pins, references in flight (LRU batches,
  * migration, readers) or a leak, which nothing here can tell apart.  Fewer
  * references than the mappings and caches hold is a reference dropped too
- * often: a use-after-free in the making.
+ * often: a use-after-free in the making.  The counts are read one after
+ * the other, with no lock that keeps them together: a mapping made or a
+ * reference taken between two reads skews the sum, so it is an estimate,
+ * and says so; the verdict does not use it.
  */
 void pd_note_refcount(struct pd_query *q)
 {
@@ -378,7 +381,7 @@ void pd_note_refcount(struct pd_query *q)
 		return;
 	}
 	seq_buf_printf(&q->s,
-		       "note: refcount %d is %d below the %d mapped + %d cache + %d private references: a reference was dropped too often\n",
+		       "note: refcount %d is %d below the %d mapped + %d cache + %d private references: a reference was dropped too often (an estimate: the counts are read apart)\n",
 		       folio_ref_count(folio) - 1, -other, mapped, cached,
 		       private);
 }

@@ -174,7 +174,6 @@ struct pd_query {
 	 */
 	bool folio_level;
 	unsigned long first_pfn, nr_pfns;
-	bool pud_counted;		/* a counted PUD leaf: see rmap.c */
 	char memcg[PATH_MAX];
 	char path[PATH_MAX];		/* scratch, for d_path() */
 

@@ -44,6 +44,7 @@ struct pd_rmap_walk {
 	unsigned int nr_candidates;	/* of the hits */
 	unsigned long more_candidates;
 	bool overflow;
+	bool yielded;			/* to a waiter for its locks */
 };
 
 /* Whether @pte, which page_vma_mapped_walk() found, maps a counted page. */
@@ -90,6 +91,30 @@ static unsigned long pd_page_address(struct pd_query *q, struct folio *folio,
 }
 
 /*
+ * Whether someone waits for a lock that the walk holds: the folio's (a
+ * fault on the page, truncation, writeback) or the reverse map's (an mmap
+ * or munmap of the file, a fork, an exit).  A page mapped 10^4 times takes
+ * as many steps to walk: rather than make them wait for every step, the
+ * walk stops and is tried again after a pause, as when it found a lock
+ * taken.  PG_waiters also stands for a wait for writeback to end, which
+ * costs a retry and no more.
+ */
+static bool pd_rmap_wanted(struct folio *folio, struct vm_area_struct *vma)
+{
+	if (folio_test_waiters(folio))
+		return true;
+	/*
+	 * The walk of an anon folio holds the root of @vma's anon_vma tree,
+	 * the folio's: the folio's anon_vma led to @vma.
+	 */
+	if (folio_test_anon(folio))
+		return vma->anon_vma &&
+		       rwsem_is_contended(&vma->anon_vma->root->rwsem);
+	return folio->mapping &&
+	       rwsem_is_contended(&folio->mapping->i_mmap_rwsem);
+}
+
+/*
  * rmap_walk() callback: where @folio is mapped in @vma.  It runs under the
  * rmap lock, and under the page-table lock that page_vma_mapped_walk()
  * holds while it finds a mapping: nothing here may sleep but after it.
@@ -130,11 +155,13 @@ static bool pd_rmap_one(struct folio *folio, struct vm_area_struct *vma,
 			hit.addr = page_addr;
 		}
 	}
-	if (q->folio_level && mapped)
-		return true;
-	if (mapped || (page_addr >= vma->vm_start && page_addr < vma->vm_end))
-		pd_rmap_keep(rw, hit);
-	return true;
+	if (!q->folio_level || !mapped) {
+		if (mapped || (page_addr >= vma->vm_start && page_addr < vma->vm_end))
+			pd_rmap_keep(rw, hit);
+	}
+	/* Returning false ends the walk. */
+	rw->yielded = pd_rmap_wanted(folio, vma);
+	return !rw->yielded;
 }
 
 static void pd_rmap_drop_hits(struct pd_rmap_walk *rw)
@@ -144,11 +171,13 @@ static void pd_rmap_drop_hits(struct pd_rmap_walk *rw)
 	rw->nr_candidates = 0;
 	rw->more_candidates = 0;
 	rw->overflow = false;
+	rw->yielded = false;
 }
 
 /*
- * One rmap_walk() of q->folio into @rw, without waiting for a lock.
- * Return: false if a lock was contended or the hits did not fit.
+ * One rmap_walk() of q->folio into @rw, without waiting for a lock nor
+ * keeping one from a waiter.
+ * Return: false if a lock was contended or wanted, or the hits did not fit.
  */
 static bool pd_rmap_walk_once(struct pd_query *q, struct pd_rmap_walk *rw)
 {
@@ -177,7 +206,7 @@ static bool pd_rmap_walk_once(struct pd_query *q, struct pd_rmap_walk *rw)
 		return false;
 	rmap_walk(folio, &rwc);
 	folio_unlock(folio);
-	return !rwc.contended && !rw->overflow;
+	return !rwc.contended && !rw->yielded && !rw->overflow;
 }
 
 /* Record what a complete walk found, as pass @pass. */
@@ -252,7 +281,7 @@ void pd_rmap_pass(struct pd_query *q)
 			break;
 		}
 		if (!rw.overflow) {
-			/* Contended: give the lock holder a moment. */
+			/* Contended or wanted: give the other side a moment. */
 			pd_rmap_drop_hits(&rw);
 			usleep_range(100, 200);
 			continue;
@@ -267,7 +296,8 @@ void pd_rmap_pass(struct pd_query *q)
 		rw.cap = min(4 * rw.cap, PD_RMAP_HITS_MAX);
 	}
 	if (tries == PD_RMAP_TRIES)
-		q->rmap_incomplete = "its folio or its reverse map stayed locked by others";
+		q->rmap_incomplete =
+			"its folio or its reverse map stayed locked, or wanted, by others";
 	if (rw.hits)
 		pd_rmap_drop_hits(&rw);
 	kvfree(rw.hits);

@@ -21,6 +21,7 @@
 #include <linux/delay.h>
 #include <linux/mmu_notifier.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/string.h>
 
 #include "pd.h"
@@ -96,6 +97,30 @@ static void pd_print_secondary(struct pd_query *q,
 		       m->dirty ? " dirty" : "");
 }
 
+/*
+ * Ask w->mm's secondary MMUs for every mapping of the page, wherever it is:
+ * a walk of all they map, which each reads a share at a time, letting go of
+ * its locks between two (see mmu_notifier_describe_pages()).
+ * Return: -EINTR if a fatal signal came meanwhile.
+ */
+static int pd_secondary_describe_pages(struct pd_query *q,
+				       struct pd_secondary_walk *w)
+{
+	u64 pos = 0;
+
+	do {
+		pos = mmu_notifier_describe_pages(w->mm->mm, q->first_pfn,
+						  q->nr_pfns, pos,
+						  pd_secondary_found, w);
+		cond_resched();
+		if (fatal_signal_pending(current)) {
+			q->interrupted = true;
+			return -EINTR;
+		}
+	} while (pos != U64_MAX);
+	return 0;
+}
+
 /**
  * pd_secondary_mappings - ask the secondary MMUs of the mms met what they map
  * @q: the query, after the scan and the reverse map
@@ -115,15 +140,14 @@ void pd_secondary_mappings(struct pd_query *q)
 
 	list_for_each_entry(map, &q->map_list, list) {
 		w.mm = map->mm;
-		mmu_notifier_describe(map->mm->mm, map->addr, 0, 0,
+		mmu_notifier_describe(map->mm->mm, map->addr,
 				      pd_secondary_found, &w);
 	}
 	if (!q->quick) {
 		hash_for_each(q->mms, bkt, pdm, node) {
 			w.mm = pdm;
-			mmu_notifier_describe(pdm->mm, ULONG_MAX, q->first_pfn,
-					      q->nr_pfns, pd_secondary_found, &w);
-			cond_resched();
+			if (pd_secondary_describe_pages(q, &w))
+				break;
 		}
 	}
 	for (i = 0; i < q->nr_secondary; i++) {
@@ -194,8 +218,7 @@ static bool pd_secondary_reread(struct pd_secondary *sec)
 
 	if (sec->m.hva == ULONG_MAX)
 		return false;
-	mmu_notifier_describe(sec->mm->mm, sec->m.hva, 0, 0,
-			      pd_secondary_again, &l);
+	mmu_notifier_describe(sec->mm->mm, sec->m.hva, pd_secondary_again, &l);
 	if (!l.seen)
 		return false;
 	sec->m = l.found;

@@ -286,21 +286,19 @@ static int pd_user_pud(pud_t *pud, unsigned long addr, unsigned long next,
 	struct pd_mm_walk *w = walk->private;
 	pud_t val = pudp_get(pud);
 	unsigned long at;
-	bool counted;
 
 	if (!pud_present(val) || !pud_leaf(val))
 		return 0;
 	/*
-	 * A user PUD leaf is a DAX or PFN mapping.  An fsdax one counts in the
-	 * mapcount, but page_vma_mapped_walk() cannot see it: the verdict
-	 * says so (q->pud_counted).
+	 * A user PUD leaf that maps online memory, the only memory a query
+	 * is about (pd_describe_page()), is a PFN map's, which the mapcount
+	 * does not count: the counted ones, fsdax's and device-dax's, map
+	 * ZONE_DEVICE pages.  Hugetlb's go to the hugetlb callback.
 	 */
 	walk->action = ACTION_CONTINUE;
 	if (pd_leaf_maps(w->q, pud_pfn(val), PUD_SIZE >> PAGE_SHIFT,
 			 addr & PUD_MASK, &at)) {
-		counted = vm_normal_page_pud(walk->vma, addr, val);
-		w->q->pud_counted |= counted;
-		pd_found(w, at, pud, "pud", counted ? NULL : "special", false);
+		pd_found(w, at, pud, "pud", "special", false);
 		pd_flush_found(w);
 	}
 	return 0;

@@ -638,12 +638,6 @@ static const char *pd_judge(struct pd_query *q, struct pd_round *rd,
 			       rd->mapcount, rd->mappings);
 		return "partial";
 	}
-	/* A disagreement is then the reverse map's blind spot, not news. */
-	if (q->pud_counted) {
-		seq_buf_puts(&q->s,
-			     "verdict: partial, a PUD mapping (fsdax) counts in the mapcount, and the walk of the reverse map (page_vma_mapped_walk()) cannot see PUD mappings\n");
-		return "partial";
-	}
 	*culprits = pd_name_strays(q);
 	if (*culprits) {
 		seq_buf_printf(&q->s,

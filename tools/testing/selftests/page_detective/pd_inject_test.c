@@ -9,7 +9,9 @@
  */
 #define _GNU_SOURCE
 #include <linux/capability.h>
+#include <linux/userfaultfd.h>
 #include <setjmp.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -18,6 +20,9 @@
 #include "../kselftest_harness.h"
 
 #define PMD_SIZE	(2UL << 20)
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL	102
+#endif
 
 FIXTURE(inject)
 {
@@ -184,6 +189,94 @@ TEST_F(inject, stale_only_where_never_written)
 	EXPECT_EQ(0, pd_inject("undo"));
 	munmap(dst, 2 * self->ps);
 	unlink("/tmp/pdi_stale_ro");
+}
+
+/* Fork, and the child's exit status (its exit puts back what it copied). */
+static int fork_and_exit(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (!pid)
+		_exit(0);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+/* Write-protect [@addr, @addr + @len) with userfaultfd, or return -1. */
+static int uffd_wp_register(void *addr, unsigned long len)
+{
+	struct uffdio_api api = { .api = UFFD_API,
+				  .features = UFFD_FEATURE_WP_HUGETLBFS_SHMEM };
+	struct uffdio_register reg = {
+		.range = { .start = (unsigned long)addr, .len = len },
+		.mode = UFFDIO_REGISTER_MODE_WP,
+	};
+	int uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) ||
+	    ioctl(uffd, UFFDIO_REGISTER, &reg))
+		return -1;
+	return uffd;
+}
+
+/*
+ * fork copies the page tables of a copy-on-write VMA after an invalidation
+ * of the parent's range, which undoes the strays in it first; those of a
+ * shared VMA it copies only when userfaultfd write-protects it, a guard
+ * region is in it, or it maps PFNs, and then with no invalidation at all:
+ * a stray or stale entry there would be copied into the child, a reference
+ * on a page not its own (in the buddy allocator, for a stale one) that its
+ * exit would drop.  The injector refuses those VMAs, and allows a shared
+ * one that fork leaves alone.  harness/boot finds any "Bad page" splat.
+ */
+TEST_F(inject, never_where_fork_copies_unseen)
+{
+	char *src = page_of(self->win, 0, true), *dst = page_of(self->win, 2, false);
+	unsigned long ps = self->ps;
+	char *shm, *ro;
+	bool guarded;
+	int uffd;
+
+	/* Copy-on-write: fork's invalidation undoes the stray. */
+	ASSERT_EQ(0, pd_inject("stray %p %p", src, dst));
+	EXPECT_EQ(0, fork_and_exit());
+	EXPECT_FALSE(present(dst));
+	EXPECT_EQ(-ENOENT, pd_inject("undo"));
+
+	/*
+	 * Shared, which fork does not copy: allowed, and left alone, SRC
+	 * too (a fork's invalidation of SRC would undo the stray).
+	 */
+	shm = pd_mmap_in_pmd(2 * ps, PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_ANONYMOUS, -1);
+	ASSERT_NE(NULL, shm);
+	shm[ps] = 1;
+	ASSERT_EQ(0, pd_inject("stray %p %p", shm + ps, shm));
+	EXPECT_EQ(0, fork_and_exit());
+	EXPECT_EQ(pagemap_pfn(0, shm + ps), pagemap_pfn(0, shm));
+	EXPECT_EQ(0, pd_inject("undo"));
+
+	/* Shared and write-protected by userfaultfd: fork copies it. */
+	uffd = uffd_wp_register(shm, 2 * ps);
+	ASSERT_LE(0, uffd) TH_LOG("userfaultfd write-protect on shmem: %s",
+				  strerror(errno));
+	EXPECT_EQ(-EACCES, pd_inject("stray %p %p", shm + ps, shm));
+	close(uffd);
+	munmap(shm, 2 * ps);
+
+	/* A never-written file mapping with a guard region (7.2 on). */
+	ro = pd_map_readonly_file("/tmp/pdi_fork_guard");
+	ASSERT_NE(NULL, ro);
+	guarded = !madvise(ro + ps, ps, MADV_GUARD_INSTALL);
+	if (!guarded)
+		TH_LOG("no guard regions in this kernel: %s", strerror(errno));
+	if (guarded)
+		EXPECT_EQ(-EACCES, pd_inject("stale %p %p", src, ro));
+	EXPECT_EQ(-ENOENT, pd_inject("undo"));
+	munmap(ro, 2 * ps);
+	unlink("/tmp/pdi_fork_guard");
 }
 
 /* In a child: lost, a touch (SIGBUS), undo, the page back as it was. */

@@ -160,6 +160,25 @@ static inline int vm_write_pages(struct vm *vm, unsigned long base,
 	return vm->run->exit_reason == KVM_EXIT_HLT ? 0 : -1;
 }
 
+/* What one real-mode ds reaches, as the offsets of vm_write_pages(). */
+#define VM_SEGMENT	0x10000UL
+
+/* Have the guest write the first byte of every page of [gpa, gpa + size). */
+static inline int vm_write_range(struct vm *vm, unsigned long gpa,
+				 unsigned long size)
+{
+	unsigned int offsets[VM_SEGMENT / 4096];
+	int i, n = VM_SEGMENT / pd_page_size();
+	unsigned long base;
+
+	for (i = 0; i < n; i++)
+		offsets[i] = i * pd_page_size();
+	for (base = gpa; base < gpa + size; base += VM_SEGMENT)
+		if (vm_write_pages(vm, base, offsets, n, 1))
+			return -1;
+	return 0;
+}
+
 /*
  * Point the vCPU at a loop that increments the first byte of guest page
  * @gpa and exits to the program on an I/O port write, so that each KVM_RUN

@@ -22,7 +22,6 @@
 
 #define BIG_SLOT	2
 #define BIG_GPA		0x40000000UL	/* 1 GiB, above slot 0 */
-#define SEGMENT		0x10000UL	/* what one real-mode ds reaches */
 #define MAX_RUNS	4000000
 
 /* Sort @v and return its @q quantile (0.5: the median). */
@@ -32,21 +31,6 @@ static double quantile(double *v, size_t n, double q)
 		return 0;
 	qsort(v, n, sizeof(*v), pd_cmp_double);
 	return v[(size_t)(q * (n - 1))];
-}
-
-/* Have the guest write the first byte of every page of [gpa, gpa + size). */
-static int guest_touch(struct vm *vm, unsigned long gpa, unsigned long size)
-{
-	unsigned int offsets[SEGMENT / 4096];
-	unsigned long base;
-	int i, n = SEGMENT / pd_page_size();
-
-	for (i = 0; i < n; i++)
-		offsets[i] = i * pd_page_size();
-	for (base = gpa; base < gpa + size; base += SEGMENT)
-		if (vm_write_pages(vm, base, offsets, n, 1))
-			return -1;
-	return 0;
 }
 
 /* The VM's 4 KiB leaves, as KVM's debugfs counts them, or -1. */
@@ -160,7 +144,7 @@ static int bench_size(unsigned long mib, int rounds, double seconds,
 	madvise(big, size, MADV_NOHUGEPAGE);
 	start = pd_now();
 	if (set_slot(&vm, BIG_SLOT, BIG_GPA, big, size, 0) ||
-	    guest_touch(&vm, BIG_GPA, size))
+	    vm_write_range(&vm, BIG_GPA, size))
 		goto out_vm;
 	pfn = pagemap_pfn(getpid(), big + size / 2);
 	bench_info("kvm: VM %s of %lu MiB: the guest wrote its %lu pages in %.1f s; KVM maps %ld 4K pages\n",

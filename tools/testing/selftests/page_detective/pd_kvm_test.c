@@ -87,13 +87,16 @@ FIXTURE_TEARDOWN(kvm)
  * The report's "kvm:" line (@prefix "kvm: ") or culprit line ("culprit:
  * kvm: ") about @vm's @gpa, or NULL.
  */
-static const char *kvm_line(const char *report, const char *prefix,
-			    const struct vm *vm, unsigned long gpa)
+static const char *kvm_line_count(const char *report, const char *prefix,
+				  const struct vm *vm, unsigned long gpa,
+				  int *count)
 {
-	static char line[1024];
+	static char line[1024], first[1024];
+	const char *found = NULL;
 	char want[128];
 	const char *p;
 
+	*count = 0;
 	snprintf(want, sizeof(want), "%sVM %s (pid %d ", prefix, vm->name,
 		 getpid());
 	for (p = strstr(report, want); p; p = strstr(p + 1, want)) {
@@ -103,10 +106,22 @@ static const char *kvm_line(const char *report, const char *prefix,
 			continue;
 		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
 		snprintf(at, sizeof(at), " gpa 0x%lx ", gpa);
-		if (strstr(line, at))
-			return line;
+		if (!strstr(line, at))
+			continue;
+		if (!(*count)++) {
+			snprintf(first, sizeof(first), "%s", line);
+			found = first;
+		}
 	}
-	return NULL;
+	return found;
+}
+
+static const char *kvm_line(const char *report, const char *prefix,
+			    const struct vm *vm, unsigned long gpa)
+{
+	int count;
+
+	return kvm_line_count(report, prefix, vm, gpa, &count);
 }
 
 static void ask(struct __test_metadata *_metadata, char *report,
@@ -239,37 +254,47 @@ TEST_F(kvm, dirty_log)
 /*
  * A host PTE cleared behind the mmu notifiers' back: KVM still maps the
  * page at its gpa while the host maps nothing there.  A mismatch, naming
- * the VM and the gpa; healthy again once undone.
+ * the VM and the gpa; healthy again once undone.  KVM maps @gpa, whose
+ * host page is @host.
  */
-static void check_stale(struct __test_metadata *_metadata, char *report,
-			struct vm *vm, int page)
+static void check_stale_at(struct __test_metadata *_metadata, char *report,
+			   struct vm *vm, char *host, unsigned long gpa)
 {
-	unsigned int offset = page * 0x1000;
-	unsigned long pfn, gpa = DATA_GPA + offset;
 	struct pd_summary s;
 	const char *line;
+	unsigned long pfn;
 	char want[128];
 
-	ASSERT_EQ(0, vm_write_pages(vm, DATA_GPA, &offset, 1, 0x44));
-	pfn = pagemap_pfn(0, data_page(vm, page));
+	pfn = pagemap_pfn(0, host);
 	ask(_metadata, report, pfn, &s);
 	ASSERT_STREQ("ok", s.verdict) TH_LOG("%s", report);
 	ASSERT_NE(NULL, kvm_line(report, "kvm: ", vm, gpa)) TH_LOG("%s", report);
 
-	ASSERT_EQ(0, pd_inject("lost %p", data_page(vm, page)));
+	ASSERT_EQ(0, pd_inject("lost %p", host));
 	ask(_metadata, report, pfn, &s);
 	EXPECT_STREQ("mismatch", s.verdict) TH_LOG("%s", report);
 	line = kvm_line(report, "culprit: kvm: ", vm, gpa);
 	ASSERT_NE(NULL, line) TH_LOG("%s", report);
 	snprintf(want, sizeof(want),
 		 "maps pfn 0x%lx, the host page table at hva %p maps no page",
-		 pfn, data_page(vm, page));
+		 pfn, host);
 	EXPECT_TRUE(has(line, want)) TH_LOG("want \"%s\" in %s", want, line);
 
 	ASSERT_EQ(0, pd_inject("undo"));
 	ask(_metadata, report, pfn, &s);
 	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", report);
 	EXPECT_EQ(NULL, kvm_line(report, "culprit: kvm: ", vm, gpa));
+}
+
+/* check_stale_at() on data page @page, once the guest has written it. */
+static void check_stale(struct __test_metadata *_metadata, char *report,
+			struct vm *vm, int page)
+{
+	unsigned int offset = page * 0x1000;
+
+	ASSERT_EQ(0, vm_write_pages(vm, DATA_GPA, &offset, 1, 0x44));
+	check_stale_at(_metadata, report, vm, data_page(vm, page),
+		       DATA_GPA + offset);
 }
 
 TEST_F(kvm, stale_kvm_mapping)
@@ -279,6 +304,41 @@ TEST_F(kvm, stale_kvm_mapping)
 	if (pd_inject_missing(&fail)[0])
 		SKIP(return, "%s", pd_inject_missing(&fail));
 	check_stale(_metadata, self->report, &self->vm, 5);
+}
+
+/* Slot 4: more 4 KiB leaves than KVM's describe() reads in one share. */
+#define BIG_SLOT	4
+#define BIG_GPA		0x1000000UL
+#define BIG_SIZE	(20UL << 20)
+
+/*
+ * KVM reads a page's mappings, wherever they are, a share of its leaves
+ * at a time (4096), letting go of its locks and SRCU between: a stale
+ * mapping far past the first share is found all the same, once.
+ */
+TEST_F(kvm, stale_past_the_first_share)
+{
+	struct vm *vm = &self->vm;
+	unsigned long last = BIG_SIZE - pd_page_size();
+	struct pd_summary s;
+	char *big;
+	bool fail;
+	int count;
+
+	if (pd_inject_missing(&fail)[0])
+		SKIP(return, "%s", pd_inject_missing(&fail));
+	big = mmap(NULL, BIG_SIZE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, big);
+	ASSERT_EQ(0, madvise(big, BIG_SIZE, MADV_NOHUGEPAGE));
+	ASSERT_EQ(0, set_slot(vm, BIG_SLOT, BIG_GPA, big, BIG_SIZE, 0));
+	ASSERT_EQ(0, vm_write_range(vm, BIG_GPA, BIG_SIZE));
+	ask(_metadata, self->report, pagemap_pfn(0, big + last), &s);
+	kvm_line_count(self->report, "kvm: ", vm, BIG_GPA + last, &count);
+	EXPECT_EQ(1, count) TH_LOG("%s", self->report);
+	check_stale_at(_metadata, self->report, vm, big + last, BIG_GPA + last);
+	EXPECT_EQ(0, set_slot(vm, BIG_SLOT, BIG_GPA, big, 0, 0));
+	munmap(big, BIG_SIZE);
 }
 
 /* Slot 2: pages the guest writes before dirty logging is switched on. */
