@@ -474,7 +474,7 @@ static int make_long_path(char *path, size_t len)
 	memcpy(path, "/tmp/pd_long", sizeof("/tmp/pd_long"));
 	mkdir(path, 0700);
 	for (at = strlen(path); at + 210 < len; at = strlen(path)) {
-		snprintf(path + at, 210, "/%0200d\nsummary: x", 0);
+		snprintf(path + at, 210, "/%0190d\nsummary: x", 0);
 		if (mkdir(path, 0700) && errno != EEXIST)
 			return -1;
 	}
