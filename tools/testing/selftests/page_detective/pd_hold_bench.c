@@ -26,15 +26,6 @@ struct shared {
 	unsigned long rmap_us_max, rmap_us_sum;
 };
 
-/* Sort @v and return its @q quantile (0.5: the median). */
-static double quantile(double *v, size_t n, double q)
-{
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), pd_cmp_double);
-	return v[(size_t)(q * (n - 1))];
-}
-
 /* Map @fd's page, touch it, unmap it, for @seconds: each round's us in @v. */
 static size_t map_touch_unmap(int fd, double seconds, double *v)
 {
@@ -87,8 +78,8 @@ static int time_rounds(const char *what, int fd, double seconds, double *v)
 		printf("holds: rmap: mmap, touch, munmap %s: %zu rounds, ",
 		       what, n);
 		printf("median %.0f us, p99 %.0f us, max %.0f us\n",
-		       quantile(v, n, 0.5), quantile(v, n, 0.99),
-		       quantile(v, n, 1));
+		       pd_quantile(v, n, 0.5), pd_quantile(v, n, 0.99),
+		       pd_quantile(v, n, 1));
 		fflush(stdout);
 		_exit(0);
 	}

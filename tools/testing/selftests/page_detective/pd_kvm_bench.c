@@ -24,15 +24,6 @@
 #define BIG_GPA		0x40000000UL	/* 1 GiB, above slot 0 */
 #define MAX_RUNS	4000000
 
-/* Sort @v and return its @q quantile (0.5: the median). */
-static double quantile(double *v, size_t n, double q)
-{
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), pd_cmp_double);
-	return v[(size_t)(q * (n - 1))];
-}
-
 /* The VM's 4 KiB leaves, as KVM's debugfs counts them, or -1. */
 static long kvm_pages_4k(const struct vm *vm)
 {
@@ -63,7 +54,7 @@ static int time_query(unsigned long pfn, bool quick, int rounds,
 		t[i] = (pd_now() - start) * 1e3;
 		kvm_lines += pd_has_line(report, "kvm: ", name);
 	}
-	out[0] = quantile(t, rounds, 0.5);	/* sorts t */
+	out[0] = pd_quantile(t, rounds, 0.5);	/* sorts t */
 	out[1] = t[0];
 	out[2] = t[rounds - 1];
 	return kvm_lines;
@@ -101,8 +92,8 @@ static int time_kvm_run(struct vm *vm, double seconds, double *runs,
 		runs[n++] = (t - start) * 1e6;
 	}
 	printf("kvm:   KVM_RUN loop %s: %zu runs, median %.1f us, p99 %.1f us, max %.1f us\n",
-	       what, n, quantile(runs, n, 0.5), quantile(runs, n, 0.99),
-	       quantile(runs, n, 1.0));
+	       what, n, pd_quantile(runs, n, 0.5), pd_quantile(runs, n, 0.99),
+	       pd_quantile(runs, n, 1.0));
 	return 0;
 }
 

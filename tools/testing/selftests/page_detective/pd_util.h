@@ -735,6 +735,15 @@ static inline int pd_cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Sort @v and return its @q quantile (0.5: the median). */
+static inline double pd_quantile(double *v, size_t n, double q)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), pd_cmp_double);
+	return v[(size_t)(q * (n - 1))];
+}
+
 /* Seconds on CLOCK_MONOTONIC. */
 static inline double pd_now(void)
 {
