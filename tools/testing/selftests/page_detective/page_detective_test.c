@@ -19,6 +19,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 
 #include "pd_util.h"
@@ -1064,6 +1065,118 @@ TEST_F(pd, io_uring_ring)
 	check_both(_metadata, self->report, getpid(), ring, "pte", &e);
 	munmap(ring, size);
 	close(fd);
+}
+
+/*
+ * The "pinned" references of the report's refcount line, and the pins of
+ * its "pins:" line; -1 where a line is missing.
+ */
+static void read_pins(const char *report, long *pinned, long *pins)
+{
+	const char *line = strstr(report, "\nrefcount: ");
+
+	*pinned = *pins = -1;
+	if (line)
+		sscanf(line,
+		       "\nrefcount: %*d = %*d mapped + %*d cache + %*d private + %ld pinned",
+		       pinned);
+	line = strstr(report, "\npins: ");
+	if (line && !strncmp(line, "\npins: none\n", 12))
+		*pins = 0;
+	else if (line)
+		sscanf(line, "\npins: %ld by pin_user_pages()", pins);
+}
+
+/*
+ * @nr pages from @addr registered as io_uring fixed buffers of a page
+ * each, so that each pins its page once: io_uring pins a buffer of many
+ * pages of one folio only once.  The ring's fd, which keeps them, or -1.
+ */
+static int pin_by_io_uring(char *addr, unsigned int nr)
+{
+	struct io_uring_params p = {};
+	struct iovec iov[8];
+	unsigned int i;
+	int fd;
+
+	if (nr > ARRAY_SIZE(iov))
+		return -1;
+	for (i = 0; i < nr; i++)
+		iov[i] = (struct iovec){ addr + i * pd_page_size(), pd_page_size() };
+	fd = syscall(__NR_io_uring_setup, 4, &p);
+	if (fd < 0)
+		return -1;
+	if (syscall(__NR_io_uring_register, fd, IORING_REGISTER_BUFFERS, iov, nr)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Let go of the buffers of the ring @fd: unpinned before this returns. */
+static int unpin_by_io_uring(int fd)
+{
+	int err = syscall(__NR_io_uring_register, fd, IORING_UNREGISTER_BUFFERS, NULL, 0);
+
+	close(fd);
+	return err;
+}
+
+/*
+ * Pages pinned by pin_user_pages(), as an io_uring fixed buffer pins them:
+ * the "pins:" line counts them, estimated for a small folio (1024
+ * references each), exactly for a THP (one in its pin count per page
+ * pinned, 512 for the whole), and they are gone once the buffer is.
+ */
+TEST_F(pd, io_uring_fixed_buffer_pins)
+{
+	char *page = mmap(NULL, self->page_size, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long pinned, pins;
+	void *area = NULL;
+	char *thp;
+	int fd;
+
+	if (!pd_kernel_config("IO_URING")[0])
+		SKIP(return, "no CONFIG_IO_URING");
+	ASSERT_NE(MAP_FAILED, page);
+	memset(page, 0x17, self->page_size);
+	fd = pin_by_io_uring(page, 1);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pd_virt(getpid(), page, self->report, PD_REPORT_SIZE));
+	read_pins(self->report, &pinned, &pins);
+	EXPECT_EQ(1, pins) TH_LOG("%s", self->report);
+	EXPECT_EQ(1024, pinned) TH_LOG("%s", self->report);
+	EXPECT_TRUE(pd_has_line(self->report, "pins: ", "estimated"))
+		TH_LOG("%s", self->report);
+	ASSERT_EQ(0, unpin_by_io_uring(fd));
+	ASSERT_EQ(0, pd_virt(getpid(), page, self->report, PD_REPORT_SIZE));
+	read_pins(self->report, &pinned, &pins);
+	EXPECT_EQ(0, pins) TH_LOG("%s", self->report);
+	EXPECT_EQ(0, pinned) TH_LOG("%s", self->report);
+	munmap(page, self->page_size);
+
+	thp = pd_map_thp(&area);
+	if (!thp) {
+		if (area)
+			munmap(area, 2 * PD_THP_SIZE);
+		SKIP(return, "could not get a PMD-mapped THP for its exact pin count");
+	}
+	/* Three of its pages, whichever is asked about: the folio's count. */
+	fd = pin_by_io_uring(thp + 5 * self->page_size, 3);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pd_virt(getpid(), thp + 100 * self->page_size, self->report,
+			     PD_REPORT_SIZE));
+	read_pins(self->report, &pinned, &pins);
+	EXPECT_EQ(3, pins) TH_LOG("%s", self->report);
+	EXPECT_EQ(3, pinned) TH_LOG("%s", self->report);
+	EXPECT_FALSE(pd_has_line(self->report, "pins: ", "estimated"))
+		TH_LOG("%s", self->report);
+	ASSERT_EQ(0, unpin_by_io_uring(fd));
+	ASSERT_EQ(0, pd_virt(getpid(), thp, self->report, PD_REPORT_SIZE));
+	read_pins(self->report, &pinned, &pins);
+	EXPECT_EQ(0, pins) TH_LOG("%s", self->report);
+	munmap(area, 2 * PD_THP_SIZE);
 }
 
 /* The vfork()ed grandchild: tells its PID, then stays, sharing the mm. */

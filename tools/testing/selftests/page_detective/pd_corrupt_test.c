@@ -231,7 +231,8 @@ static long other_refs(const char *report)
 	long other = -1;
 
 	if (line)
-		sscanf(line, "\nrefcount: %*d = %*d mapped + %*d cache + %*d private + %ld other",
+		sscanf(line,
+		       "\nrefcount: %*d = %*d mapped + %*d cache + %*d private + %*d pinned + %ld other",
 		       &other);
 	return other;
 }
