@@ -108,6 +108,29 @@ static int pd_parse_query(char *input, u64 *val, int nr, bool *quick)
 /* ---- The report ---------------------------------------------------------- */
 
 /**
+ * pd_print_leaf_size - print a leaf entry's size, as page sizes are said
+ * @s: where
+ * @nr_pages: the pages it maps
+ */
+void pd_print_leaf_size(struct seq_buf *s, unsigned long nr_pages)
+{
+	unsigned long kib = nr_pages << (PAGE_SHIFT - 10);
+
+	if (kib >= SZ_1M && !(kib % SZ_1M))
+		seq_buf_printf(s, "%luG", kib / SZ_1M);
+	else if (kib >= SZ_1K && !(kib % SZ_1K))
+		seq_buf_printf(s, "%luM", kib / SZ_1K);
+	else
+		seq_buf_printf(s, "%luK", kib);
+}
+
+/* What maps pages beyond the CPU's page tables, in the report's order. */
+const struct pd_source *const pd_sources[PD_NR_SOURCES] = {
+	&pd_secondary_source,
+	&pd_dma_source,
+};
+
+/**
  * pd_print_untrusted - put a string that userspace chose into the report
  * @s: the report
  * @str: the string: a file's path, a task's comm, a cgroup's name, ...
@@ -336,7 +359,7 @@ static void pd_summary_counts(struct pd_query *q, unsigned long *user,
 static int pd_report_pfn(struct pd_query *q)
 {
 	unsigned long user, rmap;
-	unsigned int processes, culprits;
+	unsigned int processes, culprits, i;
 	const char *verdict;
 	int err;
 
@@ -354,7 +377,8 @@ static int pd_report_pfn(struct pd_query *q)
 		pd_user_mappings(q);
 	pd_find_owners(q);
 	pd_list_rmap(q);
-	pd_secondary_mappings(q);
+	for (i = 0; i < PD_NR_SOURCES; i++)
+		pd_sources[i]->list(q);
 	pd_note_refcount(q);
 	verdict = pd_verdict(q, &culprits);
 	seq_buf_printf(&q->s,
@@ -375,9 +399,15 @@ static int pd_report_pfn(struct pd_query *q)
 	/* A cgroup's name is anyone's who may make one: no space in it here. */
 	pd_print_untrusted(&q->s, q->memcg, " ");
 	seq_buf_printf(&q->s,
-		       " verdict=%s rmap_mappings=%lu culprits=%u level=%s\n",
+		       " verdict=%s rmap_mappings=%lu culprits=%u level=%s",
 		       verdict, rmap, culprits,
 		       q->folio_level ? "folio" : "page");
+	for (i = 0; i < PD_NR_SOURCES; i++)
+		if (pd_sources[i]->summary)
+			seq_buf_printf(&q->s, " %s_mappings=%u",
+				       pd_sources[i]->name,
+				       pd_sources[i]->summary(q));
+	seq_buf_putc(&q->s, '\n');
 	q->summarized = true;
 	return q->interrupted ? -EINTR : 0;
 }

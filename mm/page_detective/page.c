@@ -347,40 +347,60 @@ int pd_page_mapcount(struct pd_query *q)
 }
 
 /*
- * The pins of @folio by pin_user_pages() (O_DIRECT, io_uring's fixed
- * buffers, RDMA, VFIO, iommufd), and the references they hold; *@exact
- * says whether the count is one.  A large folio counts its pins apart, one
- * reference each; a small one only adds GUP_PIN_COUNTING_BIAS references
- * per pin, so that its pins are estimated from its refcount, as
- * folio_maybe_dma_pinned() does: 1024 references of any kind look like a
- * pin.
+ * The pins of @r's folio by pin_user_pages() (O_DIRECT, io_uring's fixed
+ * buffers, RDMA, VFIO, iommufd), and the references they hold.  A large
+ * folio counts its pins apart, one reference each; a small one only adds
+ * GUP_PIN_COUNTING_BIAS references per pin, so that its pins are
+ * estimated from its refcount, as folio_maybe_dma_pinned() does: 1024
+ * references of any kind look like a pin.
  */
-static int pd_folio_pins(struct folio *folio, int refcount, int *pin_refs,
-			 bool *exact)
+static void pd_count_pins(struct folio *folio, struct pd_refs *r)
 {
-	int pins;
-
-	*exact = folio_has_pincount(folio);
-	if (*exact) {
-		pins = atomic_read(&folio->_pincount);
-		*pin_refs = pins;
+	r->exact_pins = folio_has_pincount(folio);
+	if (r->exact_pins) {
+		r->pins = atomic_read(&folio->_pincount);
+		r->pinned = r->pins;
 	} else {
-		pins = refcount / GUP_PIN_COUNTING_BIAS;
-		*pin_refs = pins * GUP_PIN_COUNTING_BIAS;
+		r->pins = r->refcount / GUP_PIN_COUNTING_BIAS;
+		r->pinned = r->pins * GUP_PIN_COUNTING_BIAS;
 	}
-	return pins;
+}
+
+/**
+ * pd_count_refs - say which references a pinned folio's refcount is made of
+ * @folio: the folio, with the query's own reference on it
+ * @r: the counts, filled in
+ *
+ * Mappings, the page or swap cache, private data and pins by
+ * pin_user_pages() account for most references of a folio; r->other is
+ * the rest: references in flight (LRU batches, migration, readers) or a
+ * leak, which nothing here can tell apart, or, below zero, references
+ * dropped too often.  The counts are read one after the other, with no
+ * lock that keeps them together: a mapping made or a reference taken
+ * between two reads skews the sum, so that it is an estimate.
+ */
+void pd_count_refs(struct folio *folio, struct pd_refs *r)
+{
+	r->refcount = folio_ref_count(folio) - 1;
+	r->mapped = folio_mapcount(folio);
+	r->cached = folio_test_swapcache(folio) ||
+		    (folio->mapping && !folio_test_anon(folio)) ?
+		    folio_nr_pages(folio) : 0;
+	r->private = folio_test_private(folio);
+	pd_count_pins(folio, r);
+	r->other = r->refcount - r->mapped - r->cached - r->private - r->pinned;
 }
 
 /* The "pins:" line: how many, and how sure. */
-static void pd_print_pins(struct pd_query *q, int pins, bool exact)
+static void pd_print_pins(struct pd_query *q, const struct pd_refs *r)
 {
-	if (!pins) {
+	if (!r->pins) {
 		seq_buf_puts(&q->s, "pins: none\n");
 		return;
 	}
 	seq_buf_printf(&q->s,
 		       "pins: %d by pin_user_pages() (O_DIRECT, io_uring, RDMA, VFIO, iommufd: DMA may write the page)%s\n",
-		       pins, exact ? "" :
+		       r->pins, r->exact_pins ? "" :
 		       ", estimated: a small folio counts a pin as 1024 references");
 }
 
@@ -388,41 +408,27 @@ static void pd_print_pins(struct pd_query *q, int pins, bool exact)
  * pd_note_refcount - say which references the page's refcount is made of
  * @q: the query, after pd_describe_page()
  *
- * Mappings, the page or swap cache and pins by pin_user_pages() account
- * for most references of a folio; the rest are references in flight (LRU
- * batches, migration, readers) or a leak, which nothing here can tell
- * apart.  Fewer references than the mappings and caches hold is a
- * reference dropped too often: a use-after-free in the making.  The counts
- * are read one after the other, with no lock that keeps them together: a
- * mapping made or a reference taken between two reads skews the sum, so it
- * is an estimate, and says so; the verdict does not use it.
+ * See pd_count_refs().  Fewer references than the mappings, caches and
+ * pins hold is a reference dropped too often: a use-after-free in the
+ * making.  An estimate, which says so; the verdict does not use it.
  */
 void pd_note_refcount(struct pd_query *q)
 {
 	struct folio *folio = q->folio;
-	int refcount, mapped, cached, private, pins, pinned, other;
-	bool exact;
+	struct pd_refs r;
 
 	if (!folio || is_zero_pfn(q->pfn) || folio_test_hugetlb(folio))
 		return;
-	refcount = folio_ref_count(folio) - 1;
-	mapped = folio_mapcount(folio);
-	cached = folio_test_swapcache(folio) ||
-		 (folio->mapping && !folio_test_anon(folio)) ?
-		 folio_nr_pages(folio) : 0;
-	private = folio_test_private(folio);
-	pins = pd_folio_pins(folio, refcount, &pinned, &exact);
-	other = refcount - mapped - cached - private - pinned;
-	if (other >= 0) {
+	pd_count_refs(folio, &r);
+	if (r.other >= 0)
 		seq_buf_printf(&q->s,
 			       "refcount: %d = %d mapped + %d cache + %d private + %d pinned + %d other (references in flight, or a leak)\n",
-			       refcount, mapped, cached, private, pinned,
-			       other);
-		pd_print_pins(q, pins, exact);
-		return;
-	}
-	seq_buf_printf(&q->s,
-		       "note: refcount %d is %d below the %d mapped + %d cache + %d private + %d pinned references: a reference was dropped too often (an estimate: the counts are read apart)\n",
-		       refcount, -other, mapped, cached, private, pinned);
-	pd_print_pins(q, pins, exact);
+			       r.refcount, r.mapped, r.cached, r.private,
+			       r.pinned, r.other);
+	else
+		seq_buf_printf(&q->s,
+			       "note: refcount %d is %d below the %d mapped + %d cache + %d private + %d pinned references: a reference was dropped too often (an estimate: the counts are read apart)\n",
+			       r.refcount, -r.other, r.mapped, r.cached,
+			       r.private, r.pinned);
+	pd_print_pins(q, &r);
 }

@@ -11,11 +11,16 @@
  * verdict.c  the sources compared, disagreements re-checked, culprits named
  * secondary.c what secondary MMUs (KVM) map of the page, checked against
  *            the host page tables
+ * dma.c      what devices can DMA into the page, from the IOMMUs' tables
+ *
+ * secondary.c and dma.c are sources of mappings beyond the CPU's page
+ * tables (struct pd_source), which the report and the verdict iterate.
  */
 #ifndef _MM_PAGE_DETECTIVE_H
 #define _MM_PAGE_DETECTIVE_H
 
 #include <linux/hashtable.h>
+#include <linux/iommu.h>
 #include <linux/limits.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
@@ -48,6 +53,8 @@
 #define PD_PENDING_MAX		(PTRS_PER_PTE + 64)
 /* Mappings of secondary MMUs (KVM) in one report; more are counted only. */
 #define PD_SECONDARY_MAX	32
+/* IOMMU mappings of the page in one report; more are counted only. */
+#define PD_DMA_MAX		32
 /* Disagreements re-read in one round of the re-check. */
 #define PD_REREAD_MAX		64
 /* Rounds of re-check a disagreement must survive to be believed. */
@@ -138,6 +145,29 @@ struct pd_secondary {
 	unsigned long host_pfn;
 };
 
+/* An IOMMU mapping of the page, and what is wrong with it. */
+struct pd_dma {
+	struct iommu_phys_mapping m;
+	const char *fault;		/* why it is a culprit, or NULL */
+	bool seen;			/* found again by the re-check */
+};
+
+/* Groups or devices counted once in a report, the first one named. */
+struct pd_dma_count {
+	unsigned int nr;
+	char first[sizeof_field(struct iommu_phys_mapping, devices)];
+};
+
+/* What a folio's references are: see pd_count_refs(). */
+struct pd_refs {
+	int refcount;			/* without the query's own */
+	int mapped, cached, private;
+	int pins;			/* by pin_user_pages() */
+	bool exact_pins;		/* else estimated from the refcount */
+	int pinned;			/* the references the pins hold */
+	int other;			/* the rest, in flight or leaked */
+};
+
 /*
  * The scan's longest hold of a lock, and its longest hold of it through
  * which it was never switched out: the first includes what other tasks ran
@@ -216,6 +246,14 @@ struct pd_query {
 	unsigned int nr_secondary;
 	unsigned long more_secondary;	/* not kept */
 
+	/* What devices can DMA into: IOMMU mappings, and who reaches all. */
+	struct pd_dma dma[PD_DMA_MAX];
+	unsigned int nr_dma;
+	unsigned long more_dma;		/* not kept */
+	struct pd_dma_count dma_identity, dma_unprotected;
+	struct pd_dma_count dma_opaque, dma_cut;
+	int dma_err;			/* of iommu_describe_phys() */
+
 	/* What the query cost. */
 	unsigned long entries;		/* user page-table entries read */
 	unsigned long tables;		/* user PTE tables read */
@@ -237,6 +275,29 @@ static inline bool pd_pfn_counted(const struct pd_query *q, unsigned long pfn)
 {
 	return pfn - q->first_pfn < q->nr_pfns;
 }
+
+/*
+ * A source of mappings beyond the CPU's page tables: secondary MMUs (KVM),
+ * IOMMUs.  Each lists what it maps of the page into the report, re-checks
+ * its own disagreements with the page's state and names their culprits;
+ * the verdict is "mismatch" when any has one.
+ */
+struct pd_source {
+	const char *name;		/* its summary field: NAME_mappings= */
+	const char *mismatch;		/* what its culprits are */
+	void (*list)(struct pd_query *q);
+	/* The culprit: lines it printed, after its re-checks. */
+	unsigned int (*verdict)(struct pd_query *q);
+	/* Optional: why what it maps is not known whole, or NULL. */
+	const char *(*incomplete)(struct pd_query *q);
+	/* Optional: its mappings, for the summary line. */
+	unsigned int (*summary)(struct pd_query *q);
+};
+
+#define PD_NR_SOURCES	2
+extern const struct pd_source *const pd_sources[PD_NR_SOURCES];
+extern const struct pd_source pd_secondary_source;
+extern const struct pd_source pd_dma_source;
 
 /*
  * Whether a huge leaf mapping @nr pages from @first at @base maps a page the
@@ -264,12 +325,14 @@ void pd_print_kaddr(struct pd_query *q, unsigned long addr);
 void pd_print_untrusted(struct seq_buf *s, const char *str, const char *esc);
 bool pd_report_has_room(struct pd_query *q, size_t end);
 void pd_task_comm(char *buf, struct task_struct *task);
+void pd_print_leaf_size(struct seq_buf *s, unsigned long nr_pages);
 
 /* page.c */
 int pd_describe_page(struct pd_query *q);
 int pd_page_mapcount(struct pd_query *q);
 bool pd_page_changed(struct pd_query *q);
 void pd_note_refcount(struct pd_query *q);
+void pd_count_refs(struct folio *folio, struct pd_refs *r);
 
 /* kernel.c */
 int pd_kernel_mappings(struct pd_query *q);
@@ -306,9 +369,5 @@ bool pd_culprit_listed(struct pd_query *q);
 void pd_print_unlisted_culprits(struct pd_query *q);
 int pd_reread(struct pd_query *q, struct mm_struct *mm, unsigned long addr,
 	      struct pd_leaf *leaf);
-
-/* secondary.c */
-void pd_secondary_mappings(struct pd_query *q);
-unsigned int pd_secondary_verdict(struct pd_query *q);
 
 #endif /* _MM_PAGE_DETECTIVE_H */

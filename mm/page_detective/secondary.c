@@ -60,19 +60,6 @@ static void pd_secondary_found(void *arg, const struct mmu_notifier_mapping *m)
 	sec->m = *m;
 }
 
-/* The size of a leaf entry, as page sizes are said. */
-static void pd_print_leaf_size(struct seq_buf *s, unsigned long nr_pages)
-{
-	unsigned long kib = nr_pages << (PAGE_SHIFT - 10);
-
-	if (kib >= SZ_1M && !(kib % SZ_1M))
-		seq_buf_printf(s, "%luG", kib / SZ_1M);
-	else if (kib >= SZ_1K && !(kib % SZ_1K))
-		seq_buf_printf(s, "%luM", kib / SZ_1K);
-	else
-		seq_buf_printf(s, "%luK", kib);
-}
-
 static void pd_print_secondary(struct pd_query *q,
 			       const struct pd_secondary *sec)
 {
@@ -121,15 +108,12 @@ static int pd_secondary_describe_pages(struct pd_query *q,
 	return 0;
 }
 
-/**
- * pd_secondary_mappings - ask the secondary MMUs of the mms met what they map
- * @q: the query, after the scan and the reverse map
- *
- * Every mapping of the page found in an mm is asked about; unless the query
- * is quick, every mm met is asked for its mappings of the page itself.
- * Might sleep.
+/*
+ * source.list: ask the secondary MMUs of the mms met what they map.  Every
+ * mapping of the page found in an mm is asked about; unless the query is
+ * quick, every mm met is asked for its mappings of the page itself.
  */
-void pd_secondary_mappings(struct pd_query *q)
+static void pd_secondary_list(struct pd_query *q)
 {
 	struct pd_secondary_walk w = { .q = q };
 	unsigned long unlisted = q->more_secondary;
@@ -249,16 +233,12 @@ static void pd_print_secondary_culprit(struct pd_query *q,
 			       m->hva, m->owner);
 }
 
-/**
- * pd_secondary_verdict - re-check the secondary mappings against the host's
- * @q: the query, after pd_secondary_mappings()
- *
- * A disagreement must survive PD_RECHECK_ROUNDS re-reads of both sides,
- * each after a pause, to be named.  Might sleep.
- *
- * Return: the number of culprits named (culprit: lines).
+/*
+ * source.verdict: re-check the secondary mappings against the host's.  A
+ * disagreement must survive PD_RECHECK_ROUNDS re-reads of both sides, each
+ * after a pause, to be named.
  */
-unsigned int pd_secondary_verdict(struct pd_query *q)
+static unsigned int pd_secondary_verdict(struct pd_query *q)
 {
 	unsigned int i, round, suspects = 0, culprits = 0;
 	struct pd_secondary *sec;
@@ -297,3 +277,11 @@ unsigned int pd_secondary_verdict(struct pd_query *q)
 	pd_print_unlisted_culprits(q);
 	return culprits;
 }
+
+const struct pd_source pd_secondary_source = {
+	.name = "secondary",
+	.mismatch =
+		"a secondary MMU (KVM) disagrees with the host page tables or with its own dirty log",
+	.list = pd_secondary_list,
+	.verdict = pd_secondary_verdict,
+};

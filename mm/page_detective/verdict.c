@@ -534,7 +534,7 @@ static const char *pd_mapcount_name(const struct pd_query *q)
 	return q->folio_level ? "folio mapcount" : "mapcount";
 }
 
-static const char *pd_sources(struct pd_query *q)
+static const char *pd_compared(struct pd_query *q)
 {
 	if (q->quick)
 		return "the reverse map";
@@ -578,7 +578,7 @@ static const char *pd_judge_too_many(struct pd_query *q, struct pd_round *rd,
 	if (!q->has_rmap && !rd->mapcount)
 		*culprits = pd_name_uncounted(q, rd->round);
 	seq_buf_printf(&q->s, "verdict: mismatch, %s %d, mappings found %lu, in %s\n",
-		       pd_mapcount_name(q), rd->mapcount, rd->mappings, pd_sources(q));
+		       pd_mapcount_name(q), rd->mapcount, rd->mappings, pd_compared(q));
 	return "mismatch";
 }
 
@@ -662,6 +662,43 @@ static const char *pd_judge(struct pd_query *q, struct pd_round *rd,
 	return pd_judge_too_few(q, rd, culprits);
 }
 
+/*
+ * Each source beyond the CPU's page tables re-checks its own findings and
+ * names its culprits: what they are, or NULL when none has any.
+ */
+static const char *pd_sources_verdict(struct pd_query *q,
+				      unsigned int *culprits)
+{
+	const char *what = NULL;
+	unsigned int i, named;
+
+	for (i = 0; i < PD_NR_SOURCES && !q->interrupted; i++) {
+		named = pd_sources[i]->verdict(q);
+		if (!named)
+			continue;
+		what = what ? "more than one source disagrees with the page's state" :
+			      pd_sources[i]->mismatch;
+		*culprits += named;
+	}
+	return what;
+}
+
+/* Why a source beyond the CPU's page tables is not known whole, or NULL. */
+static const char *pd_sources_incomplete(struct pd_query *q)
+{
+	const char *why;
+	unsigned int i;
+
+	for (i = 0; i < PD_NR_SOURCES; i++) {
+		if (!pd_sources[i]->incomplete)
+			continue;
+		why = pd_sources[i]->incomplete(q);
+		if (why)
+			return why;
+	}
+	return NULL;
+}
+
 /**
  * pd_verdict - compare the sources, re-check a disagreement, say the verdict
  * @q: the query, after the scan (if any) and the first walk of the reverse
@@ -677,6 +714,7 @@ const char *pd_verdict(struct pd_query *q, unsigned int *culprits)
 	struct pd_round rd = { .round = 0 };
 	unsigned long reread = 0, gone = 0;
 	u64 start = local_clock();
+	const char *what;
 
 	*culprits = 0;
 	rd.mapcount = pd_page_mapcount(q);
@@ -703,19 +741,24 @@ const char *pd_verdict(struct pd_query *q, unsigned int *culprits)
 			       rd.round, reread, gone,
 			       pd_agree(&rd) ? "; the sources agree now" : "");
 
-	/* A stale secondary mapping is corruption, whatever the host says. */
-	*culprits = pd_secondary_verdict(q);
+	/* A source's culprit is corruption, whatever the host says. */
+	what = pd_sources_verdict(q, culprits);
 	if (*culprits) {
 		seq_buf_printf(&q->s,
-			       "verdict: mismatch, a secondary MMU (KVM) disagrees with the host page tables or with its own dirty log: %u culprit: lines%s\n",
-			       *culprits, pd_agree(&rd) ? "" :
+			       "verdict: mismatch, %s: %u culprit: lines%s\n",
+			       what, *culprits, pd_agree(&rd) ? "" :
 			       "; the host's own sources disagree too");
 		return "mismatch";
 	}
 	if (!pd_agree(&rd) || pd_unknowable(q))
 		return pd_judge(q, &rd, culprits);
+	what = pd_sources_incomplete(q);
+	if (what) {
+		seq_buf_printf(&q->s, "verdict: partial, %s\n", what);
+		return "partial";
+	}
 	seq_buf_printf(&q->s, "verdict: ok, %s %d matches the mappings in %s%s\n",
-		       pd_mapcount_name(q), rd.mapcount, pd_sources(q),
+		       pd_mapcount_name(q), rd.mapcount, pd_compared(q),
 		       rd.round ? ", after a re-check: the page changed during the query" : "");
 	return "ok";
 }

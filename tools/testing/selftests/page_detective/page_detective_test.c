@@ -1179,6 +1179,38 @@ TEST_F(pd, io_uring_fixed_buffer_pins)
 	munmap(area, 2 * PD_THP_SIZE);
 }
 
+/*
+ * Devices behind no IOMMU reach every page: the report counts them once,
+ * as many as sysfs lists without an IOMMU group, and no line when there
+ * are none.  Every guest can check this one, with an IOMMU or without;
+ * on 6.12, the report says that it cannot tell.
+ */
+TEST_F(pd, unprotected_devices_counted_once)
+{
+	char *page = mmap(NULL, pd_page_size(), PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *report = self->report, want[96];
+	int n = pd_unprotected_pci_devices();
+
+	ASSERT_NE(MAP_FAILED, page);
+	if (!pd_kernel_config("IOMMU_API")[0])
+		SKIP(return, "no CONFIG_IOMMU_API: the kernel cannot tell");
+	page[0] = 1;
+	ASSERT_EQ(0, pd_virt(getpid(), page, report, PD_REPORT_SIZE));
+	snprintf(want, sizeof(want), "iommu: %d PCI devices behind no IOMMU,", n);
+	if (pd_kernel_version() < 702) {
+		/* 6.12 has no IOMMU core that can tell: the report says so. */
+		EXPECT_TRUE(pd_has_line(report, "iommu: ", "iommu: not known"))
+			TH_LOG("%s", report);
+	} else if (n) {
+		EXPECT_TRUE(pd_has_line(report, "iommu: ", want)) TH_LOG("%s", report);
+	} else {
+		EXPECT_FALSE(pd_has_line(report, "iommu: ", "behind no IOMMU"))
+			TH_LOG("%s", report);
+	}
+	munmap(page, pd_page_size());
+}
+
 /* The vfork()ed grandchild: tells its PID, then stays, sharing the mm. */
 static int vfork_ready_fd;
 

@@ -234,6 +234,33 @@ static inline int pd_parse_summary(const char *report, struct pd_summary *s)
 	return 0;
 }
 
+#define PD_PCI_DEVICES	"/sys/bus/pci/devices"
+
+/* Whether PCI device @bdf is in an IOMMU group: behind an IOMMU. */
+static inline bool pd_pci_iommu_group(const char *bdf)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/iommu_group", bdf);
+	return !access(path, F_OK);
+}
+
+/* The PCI devices without an IOMMU group, as sysfs lists them. */
+static inline int pd_unprotected_pci_devices(void)
+{
+	DIR *dir = opendir(PD_PCI_DEVICES);
+	struct dirent *d;
+	int n = 0;
+
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir)))
+		if (d->d_name[0] != '.' && !pd_pci_iommu_group(d->d_name))
+			n++;
+	closedir(dir);
+	return n;
+}
+
 /* The running kernel's version, as major * 100 + minor (7.2: 702). */
 static inline int pd_kernel_version(void)
 {

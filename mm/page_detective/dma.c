@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Page Detective: what devices can DMA into the page.
+ *
+ * The IOMMU core describes, by value, what can reach a physical range
+ * (iommu_describe_phys()): each leaf of its domains' page tables that maps
+ * it, with the group, its devices, the domain's type and user, the IOVA and
+ * the permission; each group in an identity domain and each PCI device
+ * behind no IOMMU, which reach every page, and which the report counts
+ * once rather than per page.
+ *
+ * A page that an IOMMU still maps while it is free, or while it is a
+ * process's or a file's page that nobody holds for DMA, is the DMA
+ * use-after-free: a driver that let go of its buffer without unmapping it,
+ * whose device can still write into the page and its next owner (see
+ * pd_dma_unowned()).  An unmap clears the IOMMU's entries at once, even
+ * where the IOTLB's flush is deferred (a DMA-FQ domain): a leaf found is a
+ * mapping no one undid.  The finding is re-checked, as the host's
+ * disagreements are, before it is believed.
+ */
+#include <linux/delay.h>
+#include <linux/iommu.h>
+#include <linux/memory_hotplug.h>
+#include <linux/sched/signal.h>
+#include <linux/string.h>
+
+#include "pd.h"
+
+static bool pd_dma_same(const struct iommu_phys_mapping *a,
+			const struct iommu_phys_mapping *b)
+{
+	return a->group == b->group && a->pasid == b->pasid &&
+	       a->attached == b->attached && a->iova == b->iova &&
+	       a->oa == b->oa && a->oasz_lg2 == b->oasz_lg2;
+}
+
+/* Counted once per report: the first one met is named. */
+static void pd_dma_count(struct pd_dma_count *c, const char *devices)
+{
+	if (!c->nr++)
+		strscpy(c->first, devices, sizeof(c->first));
+}
+
+/* iommu_describe_fn: keep what the IOMMU core found.  Under RCU. */
+static void pd_dma_found(void *arg, const struct iommu_phys_mapping *m)
+{
+	struct pd_query *q = arg;
+	unsigned int i;
+
+	switch (m->kind) {
+	case IOMMU_PHYS_LEAF:
+		for (i = 0; i < q->nr_dma; i++)
+			if (pd_dma_same(&q->dma[i].m, m))
+				return;
+		if (q->nr_dma == PD_DMA_MAX) {
+			q->more_dma++;
+			return;
+		}
+		q->dma[q->nr_dma++].m = *m;
+		break;
+	case IOMMU_PHYS_IDENTITY:
+		pd_dma_count(&q->dma_identity, m->devices);
+		break;
+	case IOMMU_PHYS_NO_IOMMU:
+		pd_dma_count(&q->dma_unprotected, m->devices);
+		break;
+	case IOMMU_PHYS_OPAQUE:
+		pd_dma_count(&q->dma_opaque, m->devices);
+		break;
+	case IOMMU_PHYS_CUT:
+		pd_dma_count(&q->dma_cut, m->devices);
+		break;
+	}
+}
+
+/* The range of the pages the query counts, for iommu_describe_phys(). */
+static int pd_dma_describe(struct pd_query *q, iommu_describe_fn fn,
+			   void *arg)
+{
+	return iommu_describe_phys(PFN_PHYS(q->first_pfn),
+				   q->nr_pfns << PAGE_SHIFT, fn, arg);
+}
+
+/* "group 5 0000:00:03.0 (drv): DMA-FQ domain (DMA API)" */
+static void pd_print_dma_domain(struct pd_query *q,
+				const struct iommu_phys_mapping *m)
+{
+	seq_buf_printf(&q->s, "group %d %s: %s domain (%s%s)", m->group,
+		       m->devices, m->domain, m->user,
+		       m->attached ? "" : ", not attached");
+	if (m->pasid != IOMMU_NO_PASID)
+		seq_buf_printf(&q->s, " pasid %u", m->pasid);
+}
+
+static void pd_print_dma(struct pd_query *q, const struct pd_dma *dma)
+{
+	const struct iommu_phys_mapping *m = &dma->m;
+
+	seq_buf_puts(&q->s, "iommu: ");
+	pd_print_dma_domain(q, m);
+	seq_buf_printf(&q->s, " iova %#llx pfn %#lx ",
+		       (unsigned long long)m->iova, (unsigned long)PHYS_PFN(m->oa));
+	pd_print_leaf_size(&q->s, 1UL << (m->oasz_lg2 - PAGE_SHIFT));
+	seq_buf_printf(&q->s, " %s%s\n", m->writable ? "writable" : "read-only",
+		       m->dirty < 0 ? "" : m->dirty ? " dirty" : " clean");
+}
+
+static void pd_print_dma_counts(struct pd_query *q)
+{
+	if (q->dma_identity.nr)
+		seq_buf_printf(&q->s,
+			       "iommu: %u groups in identity domains, whose DMA reaches all memory, this page included (first: %s)\n",
+			       q->dma_identity.nr, q->dma_identity.first);
+	if (q->dma_unprotected.nr)
+		seq_buf_printf(&q->s,
+			       "iommu: %u PCI devices behind no IOMMU, whose DMA reaches all memory, this page included (first: %s)\n",
+			       q->dma_unprotected.nr, q->dma_unprotected.first);
+	if (q->dma_opaque.nr)
+		seq_buf_printf(&q->s,
+			       "iommu: %u domains whose tables cannot be read here (first: of %s): their mappings are not known\n",
+			       q->dma_opaque.nr, q->dma_opaque.first);
+	if (q->dma_cut.nr)
+		seq_buf_printf(&q->s,
+			       "iommu: %u domains too large to read whole (first: of %s): their mappings past the bound are not known\n",
+			       q->dma_cut.nr, q->dma_cut.first);
+}
+
+/* source.list: what the IOMMUs map of the page, and who else reaches it. */
+static void pd_dma_list(struct pd_query *q)
+{
+	unsigned long unlisted = q->more_dma;
+	unsigned int i;
+
+	q->dma_err = pd_dma_describe(q, pd_dma_found, q);
+	if (q->dma_err == -EINTR)
+		q->interrupted = true;
+	else if (q->dma_err == -EOPNOTSUPP)
+		seq_buf_puts(&q->s,
+			     "iommu: not known: this kernel cannot describe IOMMU mappings\n");
+	for (i = 0; i < q->nr_dma; i++) {
+		if (pd_report_has_room(q, PD_LISTS_END))
+			pd_print_dma(q, &q->dma[i]);
+		else
+			unlisted++;
+	}
+	if (unlisted)
+		seq_buf_printf(&q->s, "iommu: %lu more not listed\n", unlisted);
+	pd_print_dma_counts(q);
+}
+
+/* Whether every page the query counts is free: unowned, unmappable. */
+static bool pd_dma_pages_free(struct pd_query *q)
+{
+	unsigned long pfn;
+	bool free = true;
+
+	get_online_mems();
+	for (pfn = q->first_pfn; free && pfn < q->first_pfn + q->nr_pfns; pfn++) {
+		struct page *page = pfn_to_online_page(pfn);
+
+		free = page && !page_count(page);
+	}
+	put_online_mems();
+	return free;
+}
+
+/* iommu_describe_fn of a re-check: mark the suspects found again. */
+static void pd_dma_found_again(void *arg, const struct iommu_phys_mapping *m)
+{
+	struct pd_query *q = arg;
+	unsigned int i;
+
+	if (m->kind != IOMMU_PHYS_LEAF)
+		return;
+	for (i = 0; i < q->nr_dma; i++)
+		if (q->dma[i].fault && pd_dma_same(&q->dma[i].m, m))
+			q->dma[i].seen = true;
+}
+
+/*
+ * Why nobody can hold the page for a DMA mapping now, or NULL.  A free
+ * page has no owner.  A page that user space maps or that the page cache
+ * holds has its DMA mappings' owners among its references: the DMA API
+ * asks the mapper to keep the memory, and who maps a process's or a file's
+ * page for DMA pins it (O_DIRECT, RDMA, VFIO, iommufd), takes a reference
+ * on it (zero-copy networking), or holds its lock or writeback (block I/O
+ * into or out of the page cache, swap).  When its references are all its
+ * mappings', its caches' and private data's, with none in flight, nobody
+ * does.  A kernel page (no mapping) is judged only when free: its owner's
+ * reference looks like any other.
+ */
+static const char *pd_dma_unowned(struct pd_query *q)
+{
+	struct folio *folio = q->folio;
+	struct pd_refs r;
+
+	if (!folio)
+		return pd_dma_pages_free(q) ? "a free page" : NULL;
+	if (folio_test_hugetlb(folio) || is_zero_pfn(q->pfn) ||
+	    (!folio_test_anon(folio) && !folio->mapping))
+		return NULL;
+	if (folio_test_locked(folio) || folio_test_writeback(folio))
+		return NULL;
+	pd_count_refs(folio, &r);
+	if (r.pins || r.other)
+		return NULL;
+	return "a page whose references are all its mappings' and caches': nobody holds it for DMA";
+}
+
+/* One round of re-check: what is still mapped while the page is unowned. */
+static unsigned int pd_dma_recheck(struct pd_query *q)
+{
+	unsigned int i, suspects = 0;
+	const char *why;
+
+	for (i = 0; i < q->nr_dma; i++)
+		q->dma[i].seen = false;
+	if (pd_dma_describe(q, pd_dma_found_again, q) == -EINTR) {
+		q->interrupted = true;
+		return 0;
+	}
+	why = pd_dma_unowned(q);
+	for (i = 0; i < q->nr_dma; i++) {
+		struct pd_dma *dma = &q->dma[i];
+
+		if (dma->fault)
+			dma->fault = dma->seen ? why : NULL;
+		suspects += !!dma->fault;
+	}
+	return suspects;
+}
+
+static void pd_print_dma_culprit(struct pd_query *q, const struct pd_dma *dma)
+{
+	seq_buf_puts(&q->s, "culprit: iommu: ");
+	pd_print_dma_domain(q, &dma->m);
+	seq_buf_printf(&q->s,
+		       " iova %#llx maps pfn %#lx%s, %s: a DMA mapping that outlived its page\n",
+		       (unsigned long long)dma->m.iova,
+		       (unsigned long)PHYS_PFN(dma->m.oa),
+		       dma->m.writable ? " writable" : "", dma->fault);
+}
+
+/*
+ * source.verdict: a leaf that maps the page while nobody can hold it for
+ * DMA (pd_dma_unowned()), found again in each of PD_RECHECK_ROUNDS
+ * re-checks, each after a pause, with the page still so.
+ */
+static unsigned int pd_dma_verdict(struct pd_query *q)
+{
+	unsigned int i, round, suspects = 0, culprits = 0;
+	const char *why;
+
+	if (!q->nr_dma)
+		return 0;
+	why = pd_dma_unowned(q);
+	if (!why)
+		return 0;
+	for (i = 0; i < q->nr_dma; i++)
+		q->dma[i].fault = why;
+	suspects = q->nr_dma;
+	for (round = 0; suspects && round < PD_RECHECK_ROUNDS; round++) {
+		if (msleep_interruptible(PD_RECHECK_PAUSE_MS) ||
+		    fatal_signal_pending(current)) {
+			q->interrupted = true;
+			return 0;
+		}
+		suspects = pd_dma_recheck(q);
+		if (q->interrupted)
+			return 0;
+	}
+	for (i = 0; i < q->nr_dma; i++) {
+		if (!q->dma[i].fault)
+			continue;
+		culprits++;
+		if (pd_culprit_listed(q))
+			pd_print_dma_culprit(q, &q->dma[i]);
+	}
+	pd_print_unlisted_culprits(q);
+	return culprits;
+}
+
+/* source.incomplete: why what the IOMMUs map is not known whole, or NULL. */
+static const char *pd_dma_incomplete(struct pd_query *q)
+{
+	if (q->dma_opaque.nr)
+		return "an IOMMU domain's table cannot be read here";
+	if (q->dma_cut.nr)
+		return "an IOMMU domain was too large to read whole";
+	if (q->more_dma)
+		return "more IOMMU mappings than a report keeps";
+	return NULL;
+}
+
+static unsigned int pd_dma_summary(struct pd_query *q)
+{
+	return q->nr_dma + q->more_dma;
+}
+
+const struct pd_source pd_dma_source = {
+	.name = "iommu",
+	.mismatch = "an IOMMU maps the page for DMA while nobody holds it for that",
+	.list = pd_dma_list,
+	.verdict = pd_dma_verdict,
+	.incomplete = pd_dma_incomplete,
+	.summary = pd_dma_summary,
+};

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Page Detective's DMA mapper, for its selftests only: a PCI driver that
+ * maps the caller's pages for DMA on command, so that the tests can check
+ * what Page Detective says of a page an IOMMU maps.  It never starts DMA:
+ * it binds, by driver_override only, to a device that does nothing by
+ * itself (QEMU's edu or pci-testdev), and uses the device for its DMA
+ * mask and its IOMMU domain.
+ *
+ * A process writes one command to /sys/kernel/debug/page_detective_dma/map:
+ *
+ *   map ADDR   pin the caller's page at ADDR (pin_user_pages_fast(),
+ *              FOLL_WRITE | FOLL_LONGTERM) and dma_map_page() it
+ *              bidirectionally: what a driver does for a user buffer.
+ *   leak       unpin every page mapped through this open file, but keep
+ *              their DMA mappings: the driver bug of a buffer let go while
+ *              still mapped, whose page the allocator then gives to
+ *              someone else while the device can still write into it.
+ *   unmap      dma_unmap_page() every mapping of this open file, and
+ *              unpin the pages still pinned.
+ *
+ * Reading the file gives one line per mapping of this open file:
+ * "dma DMA_ADDR pfn PFN pinned|leaked".  The mappings belong to the open
+ * file: closing it undoes them, as do unbinding the device and unloading
+ * the module.  An unmap never syncs a page for the CPU
+ * (DMA_ATTR_SKIP_CPU_SYNC): a leaked page may be someone else's by then,
+ * and a bounce buffer's stale content must not be copied over it.
+ *
+ * Errors: -EINVAL for a malformed command or an address not page aligned;
+ * -ENODEV when no device is bound; -EFAULT when ADDR maps no page the
+ * caller may write; -ENOSPC past PD_DMA_MAPS_MAX mappings; what
+ * dma_map_page() fails with (-ENOMEM).
+ *
+ * Never enable this outside a test kernel.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/debugfs.h>
+#include <linux/dma-mapping.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+/* The longest command: "map " and a 64-bit hexadecimal address. */
+#define PD_DMA_CMD_MAX		32
+/* Mappings of all open files at once, so that no test can exhaust memory. */
+#define PD_DMA_MAPS_MAX		64
+
+struct pd_dma_map {
+	struct list_head node;
+	struct file *owner;		/* the open file that made it */
+	struct page *page;		/* pinned, or NULL once leaked */
+	unsigned long pfn;
+	dma_addr_t dma;
+};
+
+/* The bound device and every mapping made through it. */
+static DEFINE_MUTEX(pd_dma_lock);
+static struct pci_dev *pd_dma_pdev;
+static LIST_HEAD(pd_dma_maps);
+static unsigned int pd_dma_nr_maps;
+static struct dentry *pd_dma_dir;
+
+/* Undo @map: unmap it, unpin its page if still pinned.  pd_dma_lock held. */
+static void pd_dma_undo(struct pd_dma_map *map)
+{
+	dma_unmap_page_attrs(&pd_dma_pdev->dev, map->dma, PAGE_SIZE,
+			     DMA_BIDIRECTIONAL, DMA_ATTR_SKIP_CPU_SYNC);
+	if (map->page)
+		unpin_user_page(map->page);
+	list_del(&map->node);
+	pd_dma_nr_maps--;
+	kfree(map);
+}
+
+/* Undo the mappings of @owner, or of every file if NULL.  pd_dma_lock held. */
+static void pd_dma_undo_all(struct file *owner)
+{
+	struct pd_dma_map *map, *next;
+
+	list_for_each_entry_safe(map, next, &pd_dma_maps, node)
+		if (!owner || map->owner == owner)
+			pd_dma_undo(map);
+}
+
+static int pd_dma_map(struct file *file, unsigned long addr)
+{
+	struct pd_dma_map *map;
+	struct page *page;
+	int ret;
+
+	if (!PAGE_ALIGNED(addr))
+		return -EINVAL;
+	if (!pd_dma_pdev)
+		return -ENODEV;
+	if (pd_dma_nr_maps >= PD_DMA_MAPS_MAX)
+		return -ENOSPC;
+	map = kzalloc_obj(*map, GFP_KERNEL);
+	if (!map)
+		return -ENOMEM;
+	ret = pin_user_pages_fast(addr, 1, FOLL_WRITE | FOLL_LONGTERM, &page);
+	if (ret != 1) {
+		ret = ret < 0 ? ret : -EFAULT;
+		goto free;
+	}
+	map->dma = dma_map_page(&pd_dma_pdev->dev, page, 0, PAGE_SIZE,
+				DMA_BIDIRECTIONAL);
+	ret = dma_mapping_error(&pd_dma_pdev->dev, map->dma);
+	if (ret)
+		goto unpin;
+	map->owner = file;
+	map->page = page;
+	map->pfn = page_to_pfn(page);
+	list_add_tail(&map->node, &pd_dma_maps);
+	pd_dma_nr_maps++;
+	return 0;
+unpin:
+	unpin_user_page(page);
+free:
+	kfree(map);
+	return ret;
+}
+
+/* Let go of the pages of @file's mappings, and keep the mappings. */
+static void pd_dma_leak(struct file *file)
+{
+	struct pd_dma_map *map;
+
+	list_for_each_entry(map, &pd_dma_maps, node) {
+		if (map->owner != file || !map->page)
+			continue;
+		unpin_user_page(map->page);
+		map->page = NULL;
+	}
+}
+
+static int pd_dma_command(struct file *file, char *cmd)
+{
+	unsigned long addr;
+	char word[8];
+
+	if (sscanf(cmd, "map %lx", &addr) == 1)
+		return pd_dma_map(file, addr);
+	if (sscanf(cmd, "%7s", word) != 1 || strcmp(cmd, word))
+		return -EINVAL;
+	if (!strcmp(word, "leak"))
+		pd_dma_leak(file);
+	else if (!strcmp(word, "unmap"))
+		pd_dma_undo_all(file);
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static ssize_t pd_dma_write(struct file *file, const char __user *ubuf,
+			    size_t len, loff_t *ppos)
+{
+	char cmd[PD_DMA_CMD_MAX + 1];
+	int ret;
+
+	if (!len || len > PD_DMA_CMD_MAX)
+		return -EINVAL;
+	if (copy_from_user(cmd, ubuf, len))
+		return -EFAULT;
+	cmd[len] = '\0';
+	strim(cmd);
+	mutex_lock(&pd_dma_lock);
+	ret = pd_dma_command(file, cmd);
+	mutex_unlock(&pd_dma_lock);
+	return ret ?: len;
+}
+
+static ssize_t pd_dma_read(struct file *file, char __user *ubuf, size_t len,
+			   loff_t *ppos)
+{
+	struct pd_dma_map *map;
+	size_t size = PD_DMA_MAPS_MAX * 64, n = 0;
+	ssize_t ret;
+	char *buf;
+
+	buf = kmalloc(size, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	mutex_lock(&pd_dma_lock);
+	list_for_each_entry(map, &pd_dma_maps, node)
+		if (map->owner == file)
+			n += scnprintf(buf + n, size - n, "dma %#llx pfn %#lx %s\n",
+				       (unsigned long long)map->dma, map->pfn,
+				       map->page ? "pinned" : "leaked");
+	mutex_unlock(&pd_dma_lock);
+	ret = simple_read_from_buffer(ubuf, len, ppos, buf, n);
+	kfree(buf);
+	return ret;
+}
+
+static int pd_dma_open(struct inode *inode, struct file *file)
+{
+	return capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
+}
+
+static int pd_dma_release(struct inode *inode, struct file *file)
+{
+	mutex_lock(&pd_dma_lock);
+	if (pd_dma_pdev)
+		pd_dma_undo_all(file);
+	mutex_unlock(&pd_dma_lock);
+	return 0;
+}
+
+static const struct file_operations pd_dma_fops = {
+	.owner = THIS_MODULE,
+	.open = pd_dma_open,
+	.read = pd_dma_read,
+	.write = pd_dma_write,
+	.release = pd_dma_release,
+	.llseek = default_llseek,
+};
+
+/* One device at a time: the mappings are made with it. */
+static int pd_dma_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	int ret;
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret)
+		return ret;
+	mutex_lock(&pd_dma_lock);
+	if (pd_dma_pdev)
+		ret = -EBUSY;
+	else
+		pd_dma_pdev = pdev;
+	mutex_unlock(&pd_dma_lock);
+	return ret;
+}
+
+static void pd_dma_remove(struct pci_dev *pdev)
+{
+	mutex_lock(&pd_dma_lock);
+	if (pd_dma_pdev == pdev) {
+		pd_dma_undo_all(NULL);
+		pd_dma_pdev = NULL;
+	}
+	mutex_unlock(&pd_dma_lock);
+}
+
+/* No IDs: the driver binds only where driver_override names it. */
+static struct pci_driver pd_dma_driver = {
+	.name = "page_detective_dma",
+	.probe = pd_dma_probe,
+	.remove = pd_dma_remove,
+};
+
+static int __init pd_dma_init(void)
+{
+	int ret;
+
+	pd_dma_dir = debugfs_create_dir("page_detective_dma", NULL);
+	debugfs_create_file("map", 0600, pd_dma_dir, NULL, &pd_dma_fops);
+	ret = pci_register_driver(&pd_dma_driver);
+	if (ret)
+		debugfs_remove_recursive(pd_dma_dir);
+	return ret;
+}
+
+static void __exit pd_dma_exit(void)
+{
+	/* No new open file after this: then undo what the device has. */
+	debugfs_remove_recursive(pd_dma_dir);
+	pci_unregister_driver(&pd_dma_driver);
+}
+
+module_init(pd_dma_init);
+module_exit(pd_dma_exit);
+MODULE_DESCRIPTION("Page Detective's DMA mapper, for its selftests only");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What Page Detective says of what devices can DMA into a page: the IOMMU
+ * mappings of a page that page_detective_dma (CONFIG_PAGE_DETECTIVE_DMA)
+ * maps for DMA through QEMU's edu device, checked against the DMA address
+ * and PFN the driver itself reports; the stale DMA mapping of a page let
+ * go while still mapped, on the free page and on its new owner's; queries
+ * beside a map/unmap storm.  It needs an IOMMU and the edu device, and
+ * skips without them: harness/check runs it in a guest that has both
+ * (QEMU's q35 machine with -device intel-iommu and -device edu).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "pd_util.h"
+#include "../kselftest_harness.h"
+
+#define DMA_FILE	"/sys/kernel/debug/page_detective_dma/map"
+
+/* The first line of @path, without its newline, into @buf; or "". */
+static void read_line(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	if (fgets(buf, size, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* The PCI address of QEMU's edu device (1234:11e8) into @bdf, or false. */
+static bool find_edu(char *bdf, size_t size)
+{
+	DIR *dir = opendir(PD_PCI_DEVICES);
+	char path[512], vendor[16], device[16];
+	struct dirent *d;
+	bool found = false;
+
+	if (!dir)
+		return false;
+	while (!found && (d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/vendor", d->d_name);
+		read_line(path, vendor, sizeof(vendor));
+		snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/device", d->d_name);
+		read_line(path, device, sizeof(device));
+		if (!strcmp(vendor, "0x1234") && !strcmp(device, "0x11e8")) {
+			snprintf(bdf, size, "%s", d->d_name);
+			found = true;
+		}
+	}
+	closedir(dir);
+	return found;
+}
+
+/* Bind page_detective_dma to @bdf by driver_override; 0 or -errno. */
+static int bind_mapper(const char *bdf)
+{
+	char path[512], link[256];
+	ssize_t n;
+	int ret;
+
+	if (system("modprobe page_detective_dma") != 0)
+		return -ENOENT;
+	snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/driver", bdf);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n > 0) {
+		link[n] = '\0';
+		if (strstr(link, "/page_detective_dma"))
+			return 0;
+		snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/driver/unbind", bdf);
+		ret = pd_write_file(path, bdf);
+		if (ret)
+			return ret;
+	}
+	snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/driver_override", bdf);
+	ret = pd_write_file(path, "page_detective_dma");
+	if (ret)
+		return ret;
+	ret = pd_write_file("/sys/bus/pci/drivers_probe", bdf);
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/driver", bdf);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return -ENODEV;
+	link[n] = '\0';
+	return strstr(link, "/page_detective_dma") ? 0 : -ENODEV;
+}
+
+FIXTURE(iommu)
+{
+	char *report;
+	char bdf[256];
+	int dma;		/* the mapper's file; its mappings are its */
+	char *page;
+};
+
+FIXTURE_SETUP(iommu)
+{
+	self->report = malloc(PD_REPORT_SIZE);
+	ASSERT_NE(NULL, self->report);
+	self->dma = -1;
+	self->page = NULL;
+	if (access(PD_DIR "/phys", F_OK))
+		SKIP(return, "no Page Detective");
+	if (!find_edu(self->bdf, sizeof(self->bdf)))
+		SKIP(return, "no edu device to map pages with");
+	if (!pd_pci_iommu_group(self->bdf))
+		SKIP(return, "no IOMMU translates for %s", self->bdf);
+	ASSERT_EQ(0, bind_mapper(self->bdf));
+	self->dma = open(DMA_FILE, O_RDWR);
+	ASSERT_LE(0, self->dma);
+	self->page = mmap(NULL, pd_page_size(), PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->page);
+	memset(self->page, 0x3c, pd_page_size());
+}
+
+FIXTURE_TEARDOWN(iommu)
+{
+	/* Closing the mapper's file undoes its mappings. */
+	if (self->dma >= 0)
+		close(self->dma);
+	free(self->report);
+}
+
+static int mapper(int fd, const char *fmt, const void *addr)
+{
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), fmt, addr);
+	return write(fd, cmd, strlen(cmd)) < 0 ? -errno : 0;
+}
+
+/* The DMA address and PFN of the mapper's first mapping; false if none. */
+static bool mapping_of(int fd, unsigned long long *dma, unsigned long *pfn)
+{
+	char buf[256];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return sscanf(buf, "dma %llx pfn %lx", dma, pfn) == 2;
+}
+
+/* The report's "iommu: group" lines: how many, and the one of @iova. */
+static int iommu_lines(const char *report, unsigned long long iova,
+		       char *line, size_t size)
+{
+	const char *p = report;
+	char want[64];
+	int n = 0;
+
+	snprintf(want, sizeof(want), " iova %#llx ", iova);
+	if (line)
+		line[0] = '\0';
+	while ((p = strstr(p, "\niommu: group "))) {
+		const char *end = strchr(p + 1, '\n');
+		size_t len = end ? (size_t)(end - p - 1) : strlen(p + 1);
+		char buf[1024];
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)len, p + 1);
+		if (strstr(buf, want) && line)
+			snprintf(line, size, "%s", buf);
+		n++;
+		p++;
+	}
+	return n;
+}
+
+/* The summary's iommu_mappings=, or -1. */
+static long summary_iommu_count(const char *report)
+{
+	const char *p = strstr(report, "\nsummary: ");
+	long n = -1;
+
+	p = p ? strstr(p, " iommu_mappings=") : NULL;
+	if (p)
+		sscanf(p, " iommu_mappings=%ld", &n);
+	return n;
+}
+
+/*
+ * A page mapped for DMA by a driver that holds its pin: one "iommu:" line,
+ * with the DMA address as the IOVA and the PFN the driver reports, the
+ * group's device and driver, a DMA API domain, writable; the verdict ok.
+ * Unmapped, the line goes.
+ */
+TEST_F(iommu, mapped_page)
+{
+	unsigned long long dma;
+	struct pd_summary s;
+	unsigned long pfn;
+	char line[1024], want[320];
+
+	ASSERT_EQ(0, mapper(self->dma, "map %p", self->page));
+	ASSERT_TRUE(mapping_of(self->dma, &dma, &pfn));
+	/* The long-term pin may have moved the page: the driver's PFN is it. */
+	ASSERT_EQ(pfn, pagemap_pfn(0, self->page));
+	ASSERT_EQ(0, pd_virt(getpid(), self->page, self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+	EXPECT_EQ(pfn, s.pfn);
+	EXPECT_EQ(1, iommu_lines(self->report, dma, line, sizeof(line)))
+		TH_LOG("%s", self->report);
+	ASSERT_NE(0, line[0]) TH_LOG("no line of iova %#llx:\n%s", dma, self->report);
+	snprintf(want, sizeof(want), " pfn %#lx 4K writable", pfn);
+	EXPECT_NE(NULL, strstr(line, want)) TH_LOG("%s", line);
+	snprintf(want, sizeof(want), "%s (page_detective_dma)", self->bdf);
+	EXPECT_NE(NULL, strstr(line, want)) TH_LOG("%s", line);
+	EXPECT_NE(NULL, strstr(line, "(DMA API)")) TH_LOG("%s", line);
+	EXPECT_TRUE(strstr(line, ": DMA domain") || strstr(line, ": DMA-FQ domain"))
+		TH_LOG("%s", line);
+	EXPECT_EQ(1, summary_iommu_count(self->report)) TH_LOG("%s", self->report);
+	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
+	EXPECT_TRUE(pd_has_line(self->report, "pins: ", "pins: 1 "))
+		TH_LOG("%s", self->report);
+	/* Every device is behind the IOMMU here: none reaches every page. */
+	ASSERT_EQ(0, pd_unprotected_pci_devices());
+	EXPECT_FALSE(pd_has_line(self->report, "iommu: ", "behind no IOMMU"))
+		TH_LOG("%s", self->report);
+
+	ASSERT_EQ(0, mapper(self->dma, "unmap", NULL));
+	ASSERT_EQ(0, pd_virt(getpid(), self->page, self->report, PD_REPORT_SIZE));
+	EXPECT_EQ(0, iommu_lines(self->report, dma, NULL, 0)) TH_LOG("%s", self->report);
+	EXPECT_EQ(0, summary_iommu_count(self->report)) TH_LOG("%s", self->report);
+}
+
+/*
+ * Move the folios this CPU batched on their way to the LRU onto it, as
+ * MADV_COLD does first, here on a range with no pages to make cold: a
+ * batch's reference would otherwise outlive munmap() (7.2), and the page
+ * would be freed only by whoever drains the batch.
+ */
+static void drain_lru_batches_here(void)
+{
+	void *none = mmap(NULL, pd_page_size(), PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (none == MAP_FAILED)
+		return;
+	madvise(none, pd_page_size(), MADV_COLD);
+	munmap(none, pd_page_size());
+}
+
+/* The report names a "culprit: iommu:" line with @want and @also in it. */
+static void expect_dma_culprit(struct __test_metadata *_metadata,
+			       const char *report, const char *want,
+			       const char *also)
+{
+	const char *culprit = strstr(report, "\nculprit: iommu: group ");
+
+	ASSERT_NE(NULL, culprit) TH_LOG("%s", report);
+	EXPECT_TRUE(pd_has_line(culprit + 1, "culprit: iommu: ", want))
+		TH_LOG("%s", report);
+	EXPECT_TRUE(pd_has_line(culprit + 1, "culprit: iommu: ", also))
+		TH_LOG("%s", report);
+}
+
+static void stay_on_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Whether the page at @pfn is taken now: its refcount is not zero. */
+static bool still_taken(unsigned long pfn)
+{
+	char *report = malloc(PD_REPORT_SIZE);
+	struct pd_summary s = { .refcount = -1 };
+
+	if (report && !pd_phys(pfn, report, PD_REPORT_SIZE))
+		pd_parse_summary(report, &s);
+	free(report);
+	return s.refcount != 0;
+}
+
+/*
+ * The DMA use-after-free: the driver lets go of the page and keeps its
+ * mapping, the process unmaps it, the page is free, and the IOMMU still
+ * maps it: "mismatch", the culprit the mapping, with the driver's DMA
+ * address.  The page is freed on one CPU, where it waits on that CPU's
+ * free list, and asked about from the other, whose allocations (the
+ * query's own) do not take it; should something take it meanwhile, the
+ * case starts again with a new page.  Undone, the page is not mapped.
+ */
+TEST_F(iommu, free_page_still_mapped)
+{
+	unsigned long long dma = 0;
+	unsigned long pfn = 0;
+	struct pd_summary s = {};
+	char want[128];
+	int tries;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "one CPU: the query would take the freed page");
+	for (tries = 0; tries < 8; tries++) {
+		char *page = mmap(NULL, pd_page_size(), PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		ASSERT_NE(MAP_FAILED, page);
+		memset(page, 0x5a, pd_page_size());
+		stay_on_cpu(0);
+		ASSERT_EQ(0, mapper(self->dma, "map %p", page));
+		ASSERT_TRUE(mapping_of(self->dma, &dma, &pfn));
+		ASSERT_EQ(0, mapper(self->dma, "leak", NULL));
+		drain_lru_batches_here();
+		munmap(page, pd_page_size());
+		stay_on_cpu(1);
+		ASSERT_EQ(0, pd_phys(pfn, self->report, PD_REPORT_SIZE));
+		ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+		if (s.refcount == 0 && !strcmp(s.verdict, "mismatch"))
+			break;
+		/*
+		 * Still free, yet no mismatch: that is for the checks below.
+		 * Someone got it, then or during the query's re-checks: undo,
+		 * and try again.
+		 */
+		if (s.refcount == 0 && !still_taken(pfn))
+			break;
+		ASSERT_EQ(0, mapper(self->dma, "unmap", NULL));
+	}
+	ASSERT_EQ(0, s.refcount) TH_LOG("the freed page never stayed free");
+	EXPECT_STREQ("mismatch", s.verdict) TH_LOG("%s", self->report);
+	EXPECT_EQ(1, s.culprits) TH_LOG("%s", self->report);
+	EXPECT_EQ(1, summary_iommu_count(self->report)) TH_LOG("%s", self->report);
+	snprintf(want, sizeof(want), " iova %#llx maps pfn %#lx writable, a free page",
+		 dma, pfn);
+	expect_dma_culprit(_metadata, self->report, want, "(page_detective_dma)");
+
+	ASSERT_EQ(0, mapper(self->dma, "unmap", NULL));
+	ASSERT_EQ(0, pd_phys(pfn, self->report, PD_REPORT_SIZE));
+	EXPECT_EQ(0, iommu_lines(self->report, dma, NULL, 0)) TH_LOG("%s", self->report);
+	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+	EXPECT_STRNE("mismatch", s.verdict) TH_LOG("%s", self->report);
+}
+
+/*
+ * Allocate pages here until this process owns @pfn again: the address of
+ * the one it got, or NULL.  The folios' references in this CPU's LRU
+ * batches are then let go, so that the page's are its mapping's alone.
+ */
+static char *reuse(unsigned long pfn, unsigned long pages)
+{
+	char *fresh = mmap(NULL, pages * pd_page_size(), PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned long i;
+
+	if (fresh == MAP_FAILED)
+		return NULL;
+	madvise(fresh, pages * pd_page_size(), MADV_NOHUGEPAGE);
+	for (i = 0; i < pages; i++) {
+		char *page = fresh + i * pd_page_size();
+
+		*page = 1;
+		if (pagemap_pfn(0, page) == pfn) {
+			drain_lru_batches_here();
+			return page;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The DMA use-after-free once the page has a new owner: the driver let go
+ * of it and kept its mapping, and the page now backs this process's
+ * memory, which nobody holds for DMA (no pin, no reference beyond its
+ * mapping): "mismatch", the culprit the mapping, with the driver's DMA
+ * address.  Undone, the page is ok.
+ */
+TEST_F(iommu, reused_page_still_mapped)
+{
+	unsigned long long dma = 0;
+	unsigned long pfn = 0;
+	struct pd_summary s;
+	char *fresh = NULL, want[320];
+	int tries;
+
+	stay_on_cpu(0);
+	for (tries = 0; tries < 8 && !fresh; tries++) {
+		char *page = mmap(NULL, pd_page_size(), PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		ASSERT_NE(MAP_FAILED, page);
+		memset(page, 0x6b, pd_page_size());
+		ASSERT_EQ(0, mapper(self->dma, "map %p", page));
+		ASSERT_TRUE(mapping_of(self->dma, &dma, &pfn));
+		ASSERT_EQ(0, mapper(self->dma, "leak", NULL));
+		drain_lru_batches_here();
+		munmap(page, pd_page_size());
+		fresh = reuse(pfn, 64);
+		/* Someone else got it: undo, and try again. */
+		if (!fresh)
+			ASSERT_EQ(0, mapper(self->dma, "unmap", NULL));
+	}
+	ASSERT_NE(NULL, fresh) TH_LOG("the freed page was never reused here");
+
+	ASSERT_EQ(0, pd_virt(getpid(), fresh, self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+	EXPECT_EQ(pfn, s.pfn);
+	EXPECT_STREQ("mismatch", s.verdict) TH_LOG("%s", self->report);
+	EXPECT_EQ(1, s.culprits) TH_LOG("%s", self->report);
+	EXPECT_EQ(1, summary_iommu_count(self->report)) TH_LOG("%s", self->report);
+	snprintf(want, sizeof(want), " iova %#llx maps pfn %#lx writable, a page whose",
+		 dma, pfn);
+	expect_dma_culprit(_metadata, self->report, want, "nobody holds it for DMA");
+
+	ASSERT_EQ(0, mapper(self->dma, "unmap", NULL));
+	ASSERT_EQ(0, pd_virt(getpid(), fresh, self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
+	EXPECT_EQ(0, summary_iommu_count(self->report)) TH_LOG("%s", self->report);
+}
+
+/*
+ * Map and unmap @page through the mapper, over and over, until killed: a
+ * driver's map/unmap storm on the domain the queries walk.
+ */
+static void storm(char *page)
+{
+	int fd = open(DMA_FILE, O_RDWR);
+
+	if (fd < 0)
+		_exit(1);
+	for (;;) {
+		if (mapper(fd, "map %p", page) || mapper(fd, "unmap", NULL))
+			_exit(2);
+	}
+}
+
+/*
+ * Queries walk the domain while another process maps and unmaps its page
+ * in a loop, which the IOMMU core does not stop for them: a mapped page is
+ * pinned, so that no verdict may be "mismatch", and each report sees the
+ * mapping or not, never a torn one (the kernel log is checked for splats:
+ * KASAN and lockdep on the debug kernel).
+ */
+TEST_F(iommu, map_unmap_storm)
+{
+	int queries = 0, mapped = 0, mismatches = 0, status;
+	struct pd_summary s;
+	time_t end;
+	pid_t child;
+
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child)
+		storm(self->page);
+	end = time(NULL) + pd_stress_count(8);
+	while (time(NULL) < end) {
+		long n;
+
+		if (pd_virt(child, self->page, self->report, PD_REPORT_SIZE))
+			continue;
+		ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+		n = summary_iommu_count(self->report);
+		ASSERT_TRUE(n == 0 || n == 1) TH_LOG("%s", self->report);
+		mapped += n;
+		queries++;
+		if (!strcmp(s.verdict, "mismatch")) {
+			mismatches++;
+			TH_LOG("%s", self->report);
+		}
+	}
+	ASSERT_EQ(0, waitpid(child, &status, WNOHANG)) TH_LOG("the storm stopped");
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	pd_info("figures: %d queries beside a map/unmap storm: %d mapped, %d mismatch\n",
+		queries, mapped, mismatches);
+	EXPECT_LT(0, queries);
+	EXPECT_EQ(0, mismatches);
+}
+
+TEST_HARNESS_MAIN
