@@ -128,15 +128,18 @@ static void pd_print_dma_counts(struct pd_query *q)
 /* source.list: what the IOMMUs map of the page, and who else reaches it. */
 static void pd_dma_list(struct pd_query *q)
 {
-	unsigned long unlisted = q->more_dma;
+	unsigned long unlisted;
 	unsigned int i;
+	int err;
 
-	q->dma_err = pd_dma_describe(q, pd_dma_found, q);
-	if (q->dma_err == -EINTR)
+	err = pd_dma_describe(q, pd_dma_found, q);
+	if (err == -EINTR)
 		q->interrupted = true;
-	else if (q->dma_err == -EOPNOTSUPP)
+	else if (err == -EOPNOTSUPP)
 		seq_buf_puts(&q->s,
 			     "iommu: not known: this kernel cannot describe IOMMU mappings\n");
+	/* Those found but not kept, then those kept for which there is no room. */
+	unlisted = q->more_dma;
 	for (i = 0; i < q->nr_dma; i++) {
 		if (pd_report_has_room(q, PD_LISTS_END))
 			pd_print_dma(q, &q->dma[i]);

@@ -252,7 +252,6 @@ struct pd_query {
 	unsigned long more_dma;		/* not kept */
 	struct pd_dma_count dma_identity, dma_unprotected;
 	struct pd_dma_count dma_opaque, dma_cut;
-	int dma_err;			/* of iommu_describe_phys() */
 
 	/* What the query cost. */
 	unsigned long entries;		/* user page-table entries read */

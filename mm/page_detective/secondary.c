@@ -116,7 +116,7 @@ static int pd_secondary_describe_pages(struct pd_query *q,
 static void pd_secondary_list(struct pd_query *q)
 {
 	struct pd_secondary_walk w = { .q = q };
-	unsigned long unlisted = q->more_secondary;
+	unsigned long unlisted;
 	struct pd_map *map;
 	struct pd_mm *pdm;
 	unsigned int i;
@@ -134,6 +134,8 @@ static void pd_secondary_list(struct pd_query *q)
 				break;
 		}
 	}
+	/* Those found but not kept, then those kept for which there is no room. */
+	unlisted = q->more_secondary;
 	for (i = 0; i < q->nr_secondary; i++) {
 		if (pd_report_has_room(q, PD_LISTS_END))
 			pd_print_secondary(q, &q->secondary[i]);

@@ -153,15 +153,16 @@ static bool mapping_of(int fd, unsigned long long *dma, unsigned long *pfn)
 	return sscanf(buf, "dma %llx pfn %lx", dma, pfn) == 2;
 }
 
-/* The report's "iommu: group" lines: how many, and the one of @iova. */
-static int iommu_lines(const char *report, unsigned long long iova,
+/*
+ * The report's "iommu: group" lines with @want and @also in them (NULL:
+ * any), counted; the last of them copied into @line, if given.
+ */
+static int iommu_lines(const char *report, const char *want, const char *also,
 		       char *line, size_t size)
 {
 	const char *p = report;
-	char want[64];
 	int n = 0;
 
-	snprintf(want, sizeof(want), " iova %#llx ", iova);
 	if (line)
 		line[0] = '\0';
 	while ((p = strstr(p, "\niommu: group "))) {
@@ -170,10 +171,12 @@ static int iommu_lines(const char *report, unsigned long long iova,
 		char buf[1024];
 
 		snprintf(buf, sizeof(buf), "%.*s", (int)len, p + 1);
-		if (strstr(buf, want) && line)
+		p++;
+		if ((want && !strstr(buf, want)) || (also && !strstr(buf, also)))
+			continue;
+		if (line)
 			snprintf(line, size, "%s", buf);
 		n++;
-		p++;
 	}
 	return n;
 }
@@ -210,8 +213,10 @@ TEST_F(iommu, mapped_page)
 	ASSERT_EQ(0, pd_virt(getpid(), self->page, self->report, PD_REPORT_SIZE));
 	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
 	EXPECT_EQ(pfn, s.pfn);
-	EXPECT_EQ(1, iommu_lines(self->report, dma, line, sizeof(line)))
+	EXPECT_EQ(1, iommu_lines(self->report, NULL, NULL, NULL, 0))
 		TH_LOG("%s", self->report);
+	snprintf(want, sizeof(want), " iova %#llx ", dma);
+	iommu_lines(self->report, want, NULL, line, sizeof(line));
 	ASSERT_NE(0, line[0]) TH_LOG("no line of iova %#llx:\n%s", dma, self->report);
 	snprintf(want, sizeof(want), " pfn %#lx 4K writable", pfn);
 	EXPECT_NE(NULL, strstr(line, want)) TH_LOG("%s", line);
@@ -231,7 +236,7 @@ TEST_F(iommu, mapped_page)
 
 	ASSERT_EQ(0, mapper(self->dma, "unmap", NULL));
 	ASSERT_EQ(0, pd_virt(getpid(), self->page, self->report, PD_REPORT_SIZE));
-	EXPECT_EQ(0, iommu_lines(self->report, dma, NULL, 0)) TH_LOG("%s", self->report);
+	EXPECT_EQ(0, iommu_lines(self->report, NULL, NULL, NULL, 0)) TH_LOG("%s", self->report);
 	EXPECT_EQ(0, summary_iommu_count(self->report)) TH_LOG("%s", self->report);
 }
 
@@ -342,7 +347,7 @@ TEST_F(iommu, free_page_still_mapped)
 
 	ASSERT_EQ(0, mapper(self->dma, "unmap", NULL));
 	ASSERT_EQ(0, pd_phys(pfn, self->report, PD_REPORT_SIZE));
-	EXPECT_EQ(0, iommu_lines(self->report, dma, NULL, 0)) TH_LOG("%s", self->report);
+	EXPECT_EQ(0, iommu_lines(self->report, NULL, NULL, NULL, 0)) TH_LOG("%s", self->report);
 	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
 	EXPECT_STRNE("mismatch", s.verdict) TH_LOG("%s", self->report);
 }
@@ -424,26 +429,6 @@ TEST_F(iommu, reused_page_still_mapped)
 	EXPECT_EQ(0, summary_iommu_count(self->report)) TH_LOG("%s", self->report);
 }
 
-/* The report's "iommu:" lines of @pfn by the mapper's device. */
-static long mapper_lines(const char *report, unsigned long pfn)
-{
-	const char *p = report;
-	char want[64];
-	long n = 0;
-
-	snprintf(want, sizeof(want), " pfn %#lx 4K ", pfn);
-	while ((p = strstr(p, "\niommu: group "))) {
-		const char *end = strchr(p + 1, '\n');
-		size_t len = end ? (size_t)(end - p - 1) : strlen(p + 1);
-		char line[1024];
-
-		snprintf(line, sizeof(line), "%.*s", (int)len, p + 1);
-		n += strstr(line, want) && strstr(line, "(page_detective_dma)");
-		p++;
-	}
-	return n;
-}
-
 /*
  * Map and unmap @page through the mapper, over and over, until killed: a
  * driver's map/unmap storm on the domain the queries walk.
@@ -472,6 +457,7 @@ static void storm(char *page)
 TEST_F(iommu, map_unmap_storm)
 {
 	int queries = 0, mapped = 0, mismatches = 0, status;
+	char want[64];
 	struct pd_summary s;
 	time_t end;
 	pid_t child;
@@ -490,7 +476,9 @@ TEST_F(iommu, map_unmap_storm)
 		n = summary_iommu_count(self->report);
 		/* One mapping at a time, but the walk is not atomic: one each. */
 		ASSERT_LE(0, n) TH_LOG("%s", self->report);
-		ASSERT_EQ(n, mapper_lines(self->report, s.pfn)) TH_LOG("%s", self->report);
+		snprintf(want, sizeof(want), " pfn %#lx 4K ", s.pfn);
+		ASSERT_EQ(n, iommu_lines(self->report, want, "(page_detective_dma)", NULL, 0))
+			TH_LOG("%s", self->report);
 		mapped += !!n;
 		queries++;
 		if (!strcmp(s.verdict, "mismatch")) {
