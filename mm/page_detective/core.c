@@ -128,6 +128,7 @@ void pd_print_leaf_size(struct seq_buf *s, unsigned long nr_pages)
 const struct pd_source *const pd_sources[PD_NR_SOURCES] = {
 	&pd_secondary_source,
 	&pd_dma_source,
+	&pd_dma_api_source,
 };
 
 /**

@@ -18,10 +18,8 @@
  * mapping no one undid.  The finding is re-checked, as the host's
  * disagreements are, before it is believed.
  */
-#include <linux/delay.h>
 #include <linux/iommu.h>
 #include <linux/memory_hotplug.h>
-#include <linux/sched/signal.h>
 #include <linux/string.h>
 
 #include "pd.h"
@@ -180,8 +178,11 @@ static void pd_dma_found_again(void *arg, const struct iommu_phys_mapping *m)
 			q->dma[i].seen = true;
 }
 
-/*
- * Why nobody can hold the page for a DMA mapping now, or NULL.  A free
+/**
+ * pd_dma_unowned - why nobody can hold the page for a DMA mapping now
+ * @q: the query
+ *
+ * A free
  * page has no owner.  A page that user space maps or that the page cache
  * holds has its DMA mappings' owners among its references: the DMA API
  * asks the mapper to keep the memory, and who maps a process's or a file's
@@ -191,8 +192,10 @@ static void pd_dma_found_again(void *arg, const struct iommu_phys_mapping *m)
  * mappings', its caches' and private data's, with none in flight, nobody
  * does.  A kernel page (no mapping) is judged only when free: its owner's
  * reference looks like any other.
+ *
+ * Return: why, or NULL when someone may hold it.
  */
-static const char *pd_dma_unowned(struct pd_query *q)
+const char *pd_dma_unowned(struct pd_query *q)
 {
 	struct folio *folio = q->folio;
 	struct pd_refs r;
@@ -210,7 +213,7 @@ static const char *pd_dma_unowned(struct pd_query *q)
 	return "a page whose references are all its mappings' and caches': nobody holds it for DMA";
 }
 
-/* One round of re-check: what is still mapped while the page is unowned. */
+/* recheck of pd_recheck_rounds(): the suspects still mapped, still unowned. */
 static unsigned int pd_dma_recheck(struct pd_query *q)
 {
 	unsigned int i, suspects = 0;
@@ -251,7 +254,7 @@ static void pd_print_dma_culprit(struct pd_query *q, const struct pd_dma *dma)
  */
 static unsigned int pd_dma_verdict(struct pd_query *q)
 {
-	unsigned int i, round, suspects = 0, culprits = 0;
+	unsigned int i, culprits = 0;
 	const char *why;
 
 	if (!q->nr_dma)
@@ -261,17 +264,8 @@ static unsigned int pd_dma_verdict(struct pd_query *q)
 		return 0;
 	for (i = 0; i < q->nr_dma; i++)
 		q->dma[i].fault = why;
-	suspects = q->nr_dma;
-	for (round = 0; suspects && round < PD_RECHECK_ROUNDS; round++) {
-		if (msleep_interruptible(PD_RECHECK_PAUSE_MS) ||
-		    fatal_signal_pending(current)) {
-			q->interrupted = true;
-			return 0;
-		}
-		suspects = pd_dma_recheck(q);
-		if (q->interrupted)
-			return 0;
-	}
+	if (!pd_recheck_rounds(q, q->nr_dma, pd_dma_recheck))
+		return 0;
 	for (i = 0; i < q->nr_dma; i++) {
 		if (!q->dma[i].fault)
 			continue;

@@ -12,13 +12,15 @@
  * secondary.c what secondary MMUs (KVM) map of the page, checked against
  *            the host page tables
  * dma.c      what devices can DMA into the page, from the IOMMUs' tables
+ * dma_api.c  what the DMA API has mapped of the page, from dma-debug
  *
- * secondary.c and dma.c are sources of mappings beyond the CPU's page
+ * secondary.c, dma.c and dma_api.c are sources of mappings beyond the CPU's page
  * tables (struct pd_source), which the report and the verdict iterate.
  */
 #ifndef _MM_PAGE_DETECTIVE_H
 #define _MM_PAGE_DETECTIVE_H
 
+#include <linux/dma-map-ops.h>
 #include <linux/hashtable.h>
 #include <linux/iommu.h>
 #include <linux/limits.h>
@@ -152,6 +154,13 @@ struct pd_dma {
 	bool seen;			/* found again by the re-check */
 };
 
+/* A live DMA-API mapping of the page, as dma-debug recorded it. */
+struct pd_dma_api {
+	struct dma_debug_mapping m;
+	const char *fault;		/* why it is a culprit, or NULL */
+	bool seen;			/* found again by the re-check */
+};
+
 /* Groups or devices counted once in a report, the first one named. */
 struct pd_dma_count {
 	unsigned int nr;
@@ -253,6 +262,12 @@ struct pd_query {
 	struct pd_dma_count dma_identity, dma_unprotected;
 	struct pd_dma_count dma_opaque, dma_cut;
 
+	/* What the DMA API maps, as dma-debug recorded it. */
+	struct pd_dma_api dma_api[PD_DMA_MAX];
+	unsigned int nr_dma_api;
+	unsigned long more_dma_api;	/* not kept */
+	int dma_api_err;		/* debug_dma_describe_phys()'s */
+
 	/* What the query cost. */
 	unsigned long entries;		/* user page-table entries read */
 	unsigned long tables;		/* user PTE tables read */
@@ -293,10 +308,11 @@ struct pd_source {
 	unsigned int (*summary)(struct pd_query *q);
 };
 
-#define PD_NR_SOURCES	2
+#define PD_NR_SOURCES	3
 extern const struct pd_source *const pd_sources[PD_NR_SOURCES];
 extern const struct pd_source pd_secondary_source;
 extern const struct pd_source pd_dma_source;
+extern const struct pd_source pd_dma_api_source;
 
 /*
  * Whether a huge leaf mapping @nr pages from @first at @base maps a page the
@@ -362,10 +378,15 @@ struct pd_map *pd_map_get(struct pd_query *q, struct pd_mm *pdm,
 			  unsigned long addr);
 unsigned long pd_count_entries(struct pd_query *q, unsigned int seen);
 
+/* dma.c */
+const char *pd_dma_unowned(struct pd_query *q);
+
 /* verdict.c */
 const char *pd_verdict(struct pd_query *q, unsigned int *culprits);
 bool pd_culprit_listed(struct pd_query *q);
 void pd_print_unlisted_culprits(struct pd_query *q);
+unsigned int pd_recheck_rounds(struct pd_query *q, unsigned int suspects,
+			       unsigned int (*recheck)(struct pd_query *q));
 int pd_reread(struct pd_query *q, struct mm_struct *mm, unsigned long addr,
 	      struct pd_leaf *leaf);
 

@@ -18,7 +18,6 @@
  * owner says was written while its dirty log has no record of it.  Both are
  * re-checked, as the host's disagreements are, before they are believed.
  */
-#include <linux/delay.h>
 #include <linux/mmu_notifier.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
@@ -235,6 +234,23 @@ static void pd_print_secondary_culprit(struct pd_query *q,
 			       m->hva, m->owner);
 }
 
+/* recheck of pd_recheck_rounds(): the suspects that still disagree. */
+static unsigned int pd_secondary_recheck(struct pd_query *q)
+{
+	unsigned int i, suspects = 0;
+	struct pd_secondary *sec;
+
+	for (i = 0; i < q->nr_secondary; i++) {
+		sec = &q->secondary[i];
+		if (!sec->fault)
+			continue;
+		sec->fault = pd_secondary_reread(sec) ?
+			     pd_secondary_fault(q, sec) : NULL;
+		suspects += !!sec->fault;
+	}
+	return suspects;
+}
+
 /*
  * source.verdict: re-check the secondary mappings against the host's.  A
  * disagreement must survive PD_RECHECK_ROUNDS re-reads of both sides, each
@@ -242,7 +258,7 @@ static void pd_print_secondary_culprit(struct pd_query *q,
  */
 static unsigned int pd_secondary_verdict(struct pd_query *q)
 {
-	unsigned int i, round, suspects = 0, culprits = 0;
+	unsigned int i, suspects = 0, culprits = 0;
 	struct pd_secondary *sec;
 
 	for (i = 0; i < q->nr_secondary; i++) {
@@ -250,23 +266,7 @@ static unsigned int pd_secondary_verdict(struct pd_query *q)
 		sec->fault = pd_secondary_fault(q, sec);
 		suspects += !!sec->fault;
 	}
-	for (round = 0; suspects && round < PD_RECHECK_ROUNDS; round++) {
-		if (msleep_interruptible(PD_RECHECK_PAUSE_MS) ||
-		    fatal_signal_pending(current)) {
-			q->interrupted = true;
-			break;
-		}
-		suspects = 0;
-		for (i = 0; i < q->nr_secondary; i++) {
-			sec = &q->secondary[i];
-			if (!sec->fault)
-				continue;
-			sec->fault = pd_secondary_reread(sec) ?
-				     pd_secondary_fault(q, sec) : NULL;
-			suspects += !!sec->fault;
-		}
-	}
-	if (q->interrupted)
+	if (!pd_recheck_rounds(q, suspects, pd_secondary_recheck))
 		return 0;
 	for (i = 0; i < q->nr_secondary; i++) {
 		sec = &q->secondary[i];

@@ -20,6 +20,7 @@
  * unchanged, is a mismatch; one that went away was the page changing.
  */
 
+#include <linux/delay.h>
 #include <linux/mm.h>
 #include <linux/rmap.h>
 #include <linux/sched/clock.h>
@@ -660,6 +661,37 @@ static const char *pd_judge(struct pd_query *q, struct pd_round *rd,
 	if (rd->mappings == rd->mapcount)
 		return pd_judge_mm_ids(q, rd, culprits);
 	return pd_judge_too_few(q, rd, culprits);
+}
+
+/**
+ * pd_recheck_rounds - look again at a source's suspects before naming them
+ * @q: the query
+ * @suspects: how many suspects the first look found
+ * @recheck: one round of looking again: returns how many are left
+ *
+ * A disagreement between a source and the page's state must survive
+ * PD_RECHECK_ROUNDS rounds, each after a pause in which what is in flight
+ * (a map or an unmap, a fault, a free) lands, to be believed.
+ *
+ * Return: the suspects left after the last round; 0 if the query was
+ * interrupted (q->interrupted is then set), when none is believed.
+ */
+unsigned int pd_recheck_rounds(struct pd_query *q, unsigned int suspects,
+			       unsigned int (*recheck)(struct pd_query *q))
+{
+	unsigned int round;
+
+	for (round = 0; suspects && round < PD_RECHECK_ROUNDS; round++) {
+		if (msleep_interruptible(PD_RECHECK_PAUSE_MS) ||
+		    fatal_signal_pending(current)) {
+			q->interrupted = true;
+			return 0;
+		}
+		suspects = recheck(q);
+		if (q->interrupted)
+			return 0;
+	}
+	return suspects;
 }
 
 /*

@@ -5,10 +5,13 @@
  * maps for DMA through QEMU's edu device, checked against the DMA address
  * and PFN the driver itself reports; the stale DMA mapping of a page let
  * go while still mapped, on the free page and on its new owner's; queries
- * beside a map/unmap storm; a group switched to an identity domain.  It
+ * beside a map/unmap storm; a group switched to an identity domain.  Where
+ * dma-debug records the DMA API's mappings (CONFIG_DMA_API_DEBUG), its
+ * "dma-api:" lines too, with and without the IOMMU's translation.  It
  * needs an IOMMU and the edu device, and skips without them:
- * harness/check runs it in a guest that has both (QEMU's q35 machine with
- * -device intel-iommu and -device edu).
+ * harness/check runs it in guests that have both (QEMU's q35 machine with
+ * -device intel-iommu or -device amd-iommu, and -device edu), on the debug
+ * kernel, which has dma-debug.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -21,6 +24,7 @@
 #include "../kselftest_harness.h"
 
 #define DMA_FILE	"/sys/kernel/debug/page_detective_dma/map"
+#define DMA_DEBUG_OFF	"/sys/kernel/debug/dma-api/disabled"
 
 /* The first line of @path, without its newline, into @buf; or "". */
 static void read_line(const char *path, char *buf, size_t size)
@@ -153,19 +157,30 @@ static bool mapping_of(int fd, unsigned long long *dma, unsigned long *pfn)
 	return sscanf(buf, "dma %llx pfn %lx", dma, pfn) == 2;
 }
 
+/* Whether dma-debug records the DMA API's mappings: built in, and on. */
+static bool dma_debug_recording(void)
+{
+	char buf[8];
+
+	read_line(DMA_DEBUG_OFF, buf, sizeof(buf));
+	return !strcmp(buf, "N");
+}
+
 /*
- * The report's "iommu: group" lines with @want and @also in them (NULL:
- * any), counted; the last of them copied into @line, if given.
+ * The report's lines that start with @prefix and have @want and @also in
+ * them (NULL: any), counted; the last of them copied into @line, if given.
  */
-static int iommu_lines(const char *report, const char *want, const char *also,
-		       char *line, size_t size)
+static int report_lines(const char *report, const char *prefix, const char *want,
+			const char *also, char *line, size_t size)
 {
 	const char *p = report;
+	char start[64];
 	int n = 0;
 
 	if (line)
 		line[0] = '\0';
-	while ((p = strstr(p, "\niommu: group "))) {
+	snprintf(start, sizeof(start), "\n%s", prefix);
+	while ((p = strstr(p, start))) {
 		const char *end = strchr(p + 1, '\n');
 		size_t len = end ? (size_t)(end - p - 1) : strlen(p + 1);
 		char buf[1024];
@@ -181,16 +196,55 @@ static int iommu_lines(const char *report, const char *want, const char *also,
 	return n;
 }
 
-/* The summary's iommu_mappings=, or -1. */
-static long summary_iommu_count(const char *report)
+/* The report's "iommu: group" lines with @want and @also in them. */
+static int iommu_lines(const char *report, const char *want, const char *also,
+		       char *line, size_t size)
+{
+	return report_lines(report, "iommu: group ", want, also, line, size);
+}
+
+/* The summary's @field=, or -1. */
+static long summary_count(const char *report, const char *field)
 {
 	const char *p = strstr(report, "\nsummary: ");
+	char name[64];
 	long n = -1;
 
-	p = p ? strstr(p, " iommu_mappings=") : NULL;
+	snprintf(name, sizeof(name), " %s=", field);
+	p = p ? strstr(p, name) : NULL;
 	if (p)
-		sscanf(p, " iommu_mappings=%ld", &n);
+		sscanf(p + strlen(name), "%ld", &n);
 	return n;
+}
+
+static long summary_iommu_count(const char *report)
+{
+	return summary_count(report, "iommu_mappings");
+}
+
+/*
+ * Where dma-debug records: the report's "dma-api:" lines of the mapper's
+ * mapping at @dma of @pfn, which name the device, its driver and, in the
+ * stack that made it, the mapper; and the summary's count.  Elsewhere:
+ * none.
+ */
+static void expect_dma_api_line(struct __test_metadata *_metadata,
+				const char *report, const char *bdf,
+				unsigned long long dma, unsigned long pfn)
+{
+	char want[256], device[320];
+
+	if (!dma_debug_recording()) {
+		EXPECT_EQ(0, report_lines(report, "dma-api: ", NULL, NULL, NULL, 0))
+			TH_LOG("%s", report);
+		return;
+	}
+	snprintf(want, sizeof(want), " DMA_BIDIRECTIONAL dma %#llx pfn %#lx offset 0x0 size %ld, ",
+		 dma, pfn, pd_page_size());
+	snprintf(device, sizeof(device), "dma-api: %s (page_detective_dma): ", bdf);
+	EXPECT_EQ(1, report_lines(report, device, want, "[page_detective_dma]", NULL, 0))
+		TH_LOG("%s", report);
+	EXPECT_EQ(1, summary_count(report, "dma_api_mappings")) TH_LOG("%s", report);
 }
 
 /*
@@ -226,6 +280,7 @@ TEST_F(iommu, mapped_page)
 	EXPECT_TRUE(strstr(line, ": DMA domain") || strstr(line, ": DMA-FQ domain"))
 		TH_LOG("%s", line);
 	EXPECT_EQ(1, summary_iommu_count(self->report)) TH_LOG("%s", self->report);
+	expect_dma_api_line(_metadata, self->report, self->bdf, dma, pfn);
 	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
 	EXPECT_TRUE(pd_has_line(self->report, "pins: ", "pins: 1 "))
 		TH_LOG("%s", self->report);
@@ -238,6 +293,8 @@ TEST_F(iommu, mapped_page)
 	ASSERT_EQ(0, pd_virt(getpid(), self->page, self->report, PD_REPORT_SIZE));
 	EXPECT_EQ(0, iommu_lines(self->report, NULL, NULL, NULL, 0)) TH_LOG("%s", self->report);
 	EXPECT_EQ(0, summary_iommu_count(self->report)) TH_LOG("%s", self->report);
+	EXPECT_EQ(0, report_lines(self->report, "dma-api: ", NULL, NULL, NULL, 0))
+		TH_LOG("%s", self->report);
 }
 
 /*
@@ -255,6 +312,28 @@ static void drain_lru_batches_here(void)
 		return;
 	madvise(none, pd_page_size(), MADV_COLD);
 	munmap(none, pd_page_size());
+}
+
+/*
+ * Where dma-debug records, the report names the mapper's mapping at @dma of
+ * @pfn in a "culprit: dma-api:" line, with @why, and the mapper in the
+ * stack that made it.  Returns the culprits it names (0 or 1).
+ */
+static int expect_dma_api_culprit(struct __test_metadata *_metadata,
+				  const char *report, const char *bdf,
+				  unsigned long long dma, unsigned long pfn,
+				  const char *why)
+{
+	char want[256], device[320];
+
+	if (!dma_debug_recording())
+		return 0;
+	snprintf(want, sizeof(want), " dma %#llx pfn %#lx offset 0x0 size %ld, %s",
+		 dma, pfn, pd_page_size(), why);
+	snprintf(device, sizeof(device), "culprit: dma-api: %s (page_detective_dma): ", bdf);
+	EXPECT_EQ(1, report_lines(report, device, want, "[page_detective_dma]", NULL, 0))
+		TH_LOG("%s", report);
+	return 1;
 }
 
 /* The report names a "culprit: iommu:" line with @want and @also in it. */
@@ -293,24 +372,20 @@ static bool still_taken(unsigned long pfn)
 }
 
 /*
- * The DMA use-after-free: the driver lets go of the page and keeps its
- * mapping, the process unmaps it, the page is free, and the IOMMU still
- * maps it: "mismatch", the culprit the mapping, with the driver's DMA
- * address.  The page is freed on one CPU, where it waits on that CPU's
- * free list, and asked about from the other, whose allocations (the
- * query's own) do not take it; should something take it meanwhile, the
- * case starts again with a new page.  Undone, the page is not mapped.
+ * The DMA use-after-free: map a new page through the mapper, let go of it
+ * with its mapping kept, unmap it here: the page is free, and still mapped
+ * for DMA.  The page is freed on one CPU, where it waits on that CPU's free
+ * list, and asked about from the other, whose allocations (the query's
+ * own) do not take it; should something take it meanwhile, it starts again
+ * with a new page.  The mapper is @fd.  The page's PFN, its DMA address
+ * and the summary go to @pfn, @dma and @s, the report to @report.
  */
-TEST_F(iommu, free_page_still_mapped)
+static void free_while_mapped(struct __test_metadata *_metadata, int fd,
+			      char *report, unsigned long long *dma,
+			      unsigned long *pfn, struct pd_summary *s)
 {
-	unsigned long long dma = 0;
-	unsigned long pfn = 0;
-	struct pd_summary s = {};
-	char want[128];
 	int tries;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "one CPU: the query would take the freed page");
 	for (tries = 0; tries < 8; tries++) {
 		char *page = mmap(NULL, pd_page_size(), PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -318,36 +393,58 @@ TEST_F(iommu, free_page_still_mapped)
 		ASSERT_NE(MAP_FAILED, page);
 		memset(page, 0x5a, pd_page_size());
 		stay_on_cpu(0);
-		ASSERT_EQ(0, mapper(self->dma, "map %p", page));
-		ASSERT_TRUE(mapping_of(self->dma, &dma, &pfn));
-		ASSERT_EQ(0, mapper(self->dma, "leak", NULL));
+		ASSERT_EQ(0, mapper(fd, "map %p", page));
+		ASSERT_TRUE(mapping_of(fd, dma, pfn));
+		ASSERT_EQ(0, mapper(fd, "leak", NULL));
 		drain_lru_batches_here();
 		munmap(page, pd_page_size());
 		stay_on_cpu(1);
-		ASSERT_EQ(0, pd_phys(pfn, self->report, PD_REPORT_SIZE));
-		ASSERT_EQ(0, pd_parse_summary(self->report, &s));
-		if (s.refcount == 0 && !strcmp(s.verdict, "mismatch"))
+		ASSERT_EQ(0, pd_phys(*pfn, report, PD_REPORT_SIZE));
+		ASSERT_EQ(0, pd_parse_summary(report, s));
+		if (s->refcount == 0 && !strcmp(s->verdict, "mismatch"))
 			break;
 		/*
-		 * Still free, yet no mismatch: that is for the checks below.
+		 * Still free, yet no mismatch: that is for the caller's checks.
 		 * Someone got it, then or during the query's re-checks: undo,
 		 * and try again.
 		 */
-		if (s.refcount == 0 && !still_taken(pfn))
+		if (s->refcount == 0 && !still_taken(*pfn))
 			break;
-		ASSERT_EQ(0, mapper(self->dma, "unmap", NULL));
+		ASSERT_EQ(0, mapper(fd, "unmap", NULL));
 	}
-	ASSERT_EQ(0, s.refcount) TH_LOG("the freed page never stayed free");
+	ASSERT_EQ(0, s->refcount) TH_LOG("the freed page never stayed free");
+}
+
+/*
+ * The DMA use-after-free on the free page: "mismatch", the culprit the
+ * IOMMU's mapping, with the driver's DMA address, and dma-debug's record
+ * of it.  Undone, the page is not mapped.
+ */
+TEST_F(iommu, free_page_still_mapped)
+{
+	unsigned long long dma = 0;
+	unsigned long pfn = 0;
+	struct pd_summary s = {};
+	char want[128];
+	int culprits;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "one CPU: the query would take the freed page");
+	free_while_mapped(_metadata, self->dma, self->report, &dma, &pfn, &s);
 	EXPECT_STREQ("mismatch", s.verdict) TH_LOG("%s", self->report);
-	EXPECT_EQ(1, s.culprits) TH_LOG("%s", self->report);
 	EXPECT_EQ(1, summary_iommu_count(self->report)) TH_LOG("%s", self->report);
 	snprintf(want, sizeof(want), " iova %#llx maps pfn %#lx writable, a free page",
 		 dma, pfn);
 	expect_dma_culprit(_metadata, self->report, want, "(page_detective_dma)");
+	culprits = 1 + expect_dma_api_culprit(_metadata, self->report, self->bdf, dma, pfn,
+					      "a free page: a DMA mapping that outlived its page");
+	EXPECT_EQ(culprits, s.culprits) TH_LOG("%s", self->report);
 
 	ASSERT_EQ(0, mapper(self->dma, "unmap", NULL));
 	ASSERT_EQ(0, pd_phys(pfn, self->report, PD_REPORT_SIZE));
 	EXPECT_EQ(0, iommu_lines(self->report, NULL, NULL, NULL, 0)) TH_LOG("%s", self->report);
+	EXPECT_EQ(0, report_lines(self->report, "dma-api: ", NULL, NULL, NULL, 0))
+		TH_LOG("%s", self->report);
 	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
 	EXPECT_STRNE("mismatch", s.verdict) TH_LOG("%s", self->report);
 }
@@ -391,7 +488,7 @@ TEST_F(iommu, reused_page_still_mapped)
 	unsigned long pfn = 0;
 	struct pd_summary s;
 	char *fresh = NULL, want[320];
-	int tries;
+	int tries, culprits;
 
 	stay_on_cpu(0);
 	for (tries = 0; tries < 8 && !fresh; tries++) {
@@ -416,17 +513,21 @@ TEST_F(iommu, reused_page_still_mapped)
 	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
 	EXPECT_EQ(pfn, s.pfn);
 	EXPECT_STREQ("mismatch", s.verdict) TH_LOG("%s", self->report);
-	EXPECT_EQ(1, s.culprits) TH_LOG("%s", self->report);
 	EXPECT_EQ(1, summary_iommu_count(self->report)) TH_LOG("%s", self->report);
 	snprintf(want, sizeof(want), " iova %#llx maps pfn %#lx writable, a page whose",
 		 dma, pfn);
 	expect_dma_culprit(_metadata, self->report, want, "nobody holds it for DMA");
+	culprits = 1 + expect_dma_api_culprit(_metadata, self->report, self->bdf, dma, pfn,
+					      "a page whose references are all its mappings' and caches'");
+	EXPECT_EQ(culprits, s.culprits) TH_LOG("%s", self->report);
 
 	ASSERT_EQ(0, mapper(self->dma, "unmap", NULL));
 	ASSERT_EQ(0, pd_virt(getpid(), fresh, self->report, PD_REPORT_SIZE));
 	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
 	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
 	EXPECT_EQ(0, summary_iommu_count(self->report)) TH_LOG("%s", self->report);
+	EXPECT_EQ(0, report_lines(self->report, "dma-api: ", NULL, NULL, NULL, 0))
+		TH_LOG("%s", self->report);
 }
 
 /*
@@ -561,6 +662,64 @@ TEST_F(iommu, identity_domain_counted_once)
 		EXPECT_FALSE(pd_has_line(self->report, "iommu: ", "identity domains"))
 			TH_LOG("%s", self->report);
 	}
+	ASSERT_EQ(0, bind_mapper(self->bdf));
+}
+
+/*
+ * Without the IOMMU's translation (edu's group in an identity domain), the
+ * DMA API maps directly: no IOMMU table has the mapping, dma-debug's record
+ * alone does.  A mapped page: its "dma-api:" line, at the DMA address the
+ * driver got, which is the page's physical address (x86 has no DMA
+ * offset); no "iommu: group" line; ok.  Let go of with its mapping kept,
+ * and freed: "mismatch", the culprit dma-debug's record, naming the mapper
+ * in the stack that made it.
+ */
+TEST_F(iommu, dma_api_direct_use_after_free)
+{
+	unsigned long long dma = 0;
+	unsigned long pfn = 0;
+	struct pd_summary s = {};
+
+	if (!dma_debug_recording())
+		SKIP(return, "dma-debug does not record here (CONFIG_DMA_API_DEBUG)");
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "one CPU: the query would take the freed page");
+	close(self->dma);
+	self->dma = -1;
+	ASSERT_EQ(0, pd_write_file("/sys/bus/pci/drivers/page_detective_dma/unbind",
+				   self->bdf));
+	ASSERT_EQ(0, set_group_type(self->bdf, "identity"));
+	ASSERT_EQ(0, bind_mapper(self->bdf));
+	self->dma = open(DMA_FILE, O_RDWR);
+	ASSERT_LE(0, self->dma);
+
+	ASSERT_EQ(0, mapper(self->dma, "map %p", self->page));
+	ASSERT_TRUE(mapping_of(self->dma, &dma, &pfn));
+	EXPECT_EQ((unsigned long long)pfn * pd_page_size(), dma);
+	ASSERT_EQ(0, pd_virt(getpid(), self->page, self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+	EXPECT_EQ(pfn, s.pfn);
+	EXPECT_EQ(0, iommu_lines(self->report, NULL, NULL, NULL, 0)) TH_LOG("%s", self->report);
+	expect_dma_api_line(_metadata, self->report, self->bdf, dma, pfn);
+	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
+	ASSERT_EQ(0, mapper(self->dma, "unmap", NULL));
+
+	free_while_mapped(_metadata, self->dma, self->report, &dma, &pfn, &s);
+	EXPECT_STREQ("mismatch", s.verdict) TH_LOG("%s", self->report);
+	EXPECT_EQ(0, summary_iommu_count(self->report)) TH_LOG("%s", self->report);
+	EXPECT_EQ(1, expect_dma_api_culprit(_metadata, self->report, self->bdf, dma, pfn,
+					    "a free page: a DMA mapping that outlived its page"));
+	EXPECT_EQ(1, s.culprits) TH_LOG("%s", self->report);
+	ASSERT_EQ(0, mapper(self->dma, "unmap", NULL));
+	ASSERT_EQ(0, pd_phys(pfn, self->report, PD_REPORT_SIZE));
+	EXPECT_EQ(0, report_lines(self->report, "dma-api: ", NULL, NULL, NULL, 0))
+		TH_LOG("%s", self->report);
+
+	close(self->dma);
+	self->dma = -1;
+	ASSERT_EQ(0, pd_write_file("/sys/bus/pci/drivers/page_detective_dma/unbind",
+				   self->bdf));
+	ASSERT_EQ(0, set_group_type(self->bdf, "auto"));
 	ASSERT_EQ(0, bind_mapper(self->bdf));
 }
 

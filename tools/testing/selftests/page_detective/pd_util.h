@@ -245,7 +245,24 @@ static inline bool pd_pci_iommu_group(const char *bdf)
 	return !access(path, F_OK);
 }
 
-/* The PCI devices without an IOMMU group, as sysfs lists them. */
+/*
+ * Whether sysfs shows @bdf as an IOMMU's own hardware (AMD-Vi is a PCI
+ * function): its IOMMU's class device (ivhd0) is under it, in a directory,
+ * where a device behind an IOMMU has a link to its IOMMU.
+ */
+static inline bool pd_pci_is_iommu(const char *bdf)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/iommu", bdf);
+	return !lstat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+/*
+ * The PCI devices without an IOMMU group, as sysfs lists them, but the
+ * IOMMUs' own.
+ */
 static inline int pd_unprotected_pci_devices(void)
 {
 	DIR *dir = opendir(PD_PCI_DEVICES);
@@ -255,7 +272,8 @@ static inline int pd_unprotected_pci_devices(void)
 	if (!dir)
 		return 0;
 	while ((d = readdir(dir)))
-		if (d->d_name[0] != '.' && !pd_pci_iommu_group(d->d_name))
+		if (d->d_name[0] != '.' && !pd_pci_iommu_group(d->d_name) &&
+		    !pd_pci_is_iommu(d->d_name))
 			n++;
 	closedir(dir);
 	return n;
