@@ -9,9 +9,14 @@
  *
  * A process writes one command to /sys/kernel/debug/page_detective_dma/map:
  *
- *   map ADDR   pin the caller's page at ADDR (pin_user_pages_fast(),
+ *   map ADDR [PAGES]
+ *              pin the caller's page at ADDR (pin_user_pages_fast(),
  *              FOLL_WRITE | FOLL_LONGTERM) and dma_map_page() it
- *              bidirectionally: what a driver does for a user buffer.
+ *              bidirectionally: what a driver does for a user buffer;
+ *              with PAGES (decimal), each of the PAGES pages from ADDR,
+ *              one mapping per page, as a driver mapping many buffers
+ *              does (make bench fills a domain so).  On an error, the
+ *              pages mapped before it stay mapped.
  *   leak       unpin every page mapped through this open file, but keep
  *              their DMA mappings: the driver bug of a buffer let go while
  *              still mapped, whose page the allocator then gives to
@@ -19,8 +24,9 @@
  *   unmap      dma_unmap_page() every mapping of this open file, and
  *              unpin the pages still pinned.
  *
- * Reading the file gives one line per mapping of this open file:
- * "dma DMA_ADDR pfn PFN pinned|leaked".  The mappings belong to the open
+ * Reading the file gives one line per mapping of this open file, for the
+ * first PD_DMA_READ_MAX of them, then how many more there are:
+ * "dma DMA_ADDR pfn PFN pinned|leaked", "N more".  The mappings belong to the open
  * file: closing it undoes them, as do unbinding the device and unloading
  * the module.  An unmap never syncs a page for the CPU
  * (DMA_ATTR_SKIP_CPU_SYNC): a leaked page may be someone else's by then,
@@ -28,8 +34,8 @@
  *
  * Errors: -EINVAL for a malformed command or an address not page aligned;
  * -ENODEV when no device is bound; -EFAULT when ADDR maps no page the
- * caller may write; -ENOSPC past PD_DMA_MAPS_MAX mappings; what
- * dma_map_page() fails with (-ENOMEM).
+ * caller may write; -ENOSPC past PD_DMA_MAPS_MAX mappings; -EINTR when
+ * killed; what dma_map_page() fails with (-ENOMEM).
  *
  * Never enable this outside a test kernel.
  */
@@ -42,13 +48,21 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/sched/signal.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-/* The longest command: "map " and a 64-bit hexadecimal address. */
-#define PD_DMA_CMD_MAX		32
-/* Mappings of all open files at once, so that no test can exhaust memory. */
-#define PD_DMA_MAPS_MAX		64
+/* The longest command: "map ", a 64-bit hexadecimal address, PAGES. */
+#define PD_DMA_CMD_MAX		40
+/*
+ * Mappings of all open files at once, so that no test can exhaust memory:
+ * 256 MiB, what make bench maps (pd_iommu_bench), and a few more, for the
+ * map/unmap storm it runs beside them.
+ */
+#define PD_DMA_MAPS_MAX		(SZ_256M / PAGE_SIZE + 64)
+/* The mappings a read lists; the others are counted. */
+#define PD_DMA_READ_MAX		64
 
 struct pd_dma_map {
 	struct list_head node;
@@ -82,9 +96,11 @@ static void pd_dma_undo_all(struct file *owner)
 {
 	struct pd_dma_map *map, *next;
 
-	list_for_each_entry_safe(map, next, &pd_dma_maps, node)
+	list_for_each_entry_safe(map, next, &pd_dma_maps, node) {
 		if (!owner || map->owner == owner)
 			pd_dma_undo(map);
+		cond_resched();
+	}
 }
 
 static int pd_dma_map(struct file *file, unsigned long addr)
@@ -125,6 +141,28 @@ free:
 	return ret;
 }
 
+/* Map each of @pages pages from @addr, one mapping per page. */
+static int pd_dma_map_pages(struct file *file, unsigned long addr,
+			    unsigned long pages)
+{
+	unsigned long i;
+	int ret;
+
+	if (!pages)
+		return -EINVAL;
+	if (pages > PD_DMA_MAPS_MAX - pd_dma_nr_maps)
+		return -ENOSPC;
+	for (i = 0; i < pages; i++) {
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		ret = pd_dma_map(file, addr + i * PAGE_SIZE);
+		if (ret)
+			return ret;
+		cond_resched();
+	}
+	return 0;
+}
+
 /* Let go of the pages of @file's mappings, and keep the mappings. */
 static void pd_dma_leak(struct file *file)
 {
@@ -138,14 +176,26 @@ static void pd_dma_leak(struct file *file)
 	}
 }
 
+/* "map ADDR [PAGES]": the words after "map", each one space apart. */
+static int pd_dma_map_command(struct file *file, char *args)
+{
+	unsigned long addr, pages = 1;
+	char *word = strsep(&args, " ");
+
+	if (!word || kstrtoul(word, 16, &addr))
+		return -EINVAL;
+	if (args && kstrtoul(args, 10, &pages))
+		return -EINVAL;
+	return pd_dma_map_pages(file, addr, pages);
+}
+
 static int pd_dma_command(struct file *file, char *cmd)
 {
-	unsigned long addr;
-	char word[8];
+	char *word = strsep(&cmd, " ");
 
-	if (sscanf(cmd, "map %lx", &addr) == 1)
-		return pd_dma_map(file, addr);
-	if (sscanf(cmd, "%7s", word) != 1 || strcmp(cmd, word))
+	if (!strcmp(word, "map"))
+		return pd_dma_map_command(file, cmd);
+	if (cmd)
 		return -EINVAL;
 	if (!strcmp(word, "leak"))
 		pd_dma_leak(file);
@@ -177,8 +227,9 @@ static ssize_t pd_dma_write(struct file *file, const char __user *ubuf,
 static ssize_t pd_dma_read(struct file *file, char __user *ubuf, size_t len,
 			   loff_t *ppos)
 {
+	size_t size = (PD_DMA_READ_MAX + 1) * 64, n = 0;
+	unsigned int listed = 0, more = 0;
 	struct pd_dma_map *map;
-	size_t size = PD_DMA_MAPS_MAX * 64, n = 0;
 	ssize_t ret;
 	char *buf;
 
@@ -186,12 +237,21 @@ static ssize_t pd_dma_read(struct file *file, char __user *ubuf, size_t len,
 	if (!buf)
 		return -ENOMEM;
 	mutex_lock(&pd_dma_lock);
-	list_for_each_entry(map, &pd_dma_maps, node)
-		if (map->owner == file)
-			n += scnprintf(buf + n, size - n, "dma %#llx pfn %#lx %s\n",
-				       (unsigned long long)map->dma, map->pfn,
-				       map->page ? "pinned" : "leaked");
+	list_for_each_entry(map, &pd_dma_maps, node) {
+		if (map->owner != file)
+			continue;
+		if (listed == PD_DMA_READ_MAX) {
+			more++;
+			continue;
+		}
+		listed++;
+		n += scnprintf(buf + n, size - n, "dma %#llx pfn %#lx %s\n",
+			       (unsigned long long)map->dma, map->pfn,
+			       map->page ? "pinned" : "leaked");
+	}
 	mutex_unlock(&pd_dma_lock);
+	if (more)
+		n += scnprintf(buf + n, size - n, "%u more\n", more);
 	ret = simple_read_from_buffer(ubuf, len, ppos, buf, n);
 	kfree(buf);
 	return ret;

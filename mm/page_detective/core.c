@@ -24,6 +24,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/ratelimit.h>
+#include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -378,12 +379,16 @@ static int pd_report_pfn(struct pd_query *q)
 		pd_user_mappings(q);
 	pd_find_owners(q);
 	pd_list_rmap(q);
-	for (i = 0; i < PD_NR_SOURCES; i++)
+	for (i = 0; i < PD_NR_SOURCES; i++) {
+		u64 start = local_clock();
+
 		pd_sources[i]->list(q);
+		q->source_ns[i] = local_clock() - start;
+	}
 	pd_note_refcount(q);
 	verdict = pd_verdict(q, &culprits);
 	seq_buf_printf(&q->s,
-		       "cost: %lu page-table entries in %lu PTE tables in %llu us, longest mmap lock hold %llu us (%llu us not switched out), longest VMA lock hold %llu us (%llu us not switched out); kernel page tables %llu us; rmap %llu us; verdict %llu us\n",
+		       "cost: %lu page-table entries in %lu PTE tables in %llu us, longest mmap lock hold %llu us (%llu us not switched out), longest VMA lock hold %llu us (%llu us not switched out); kernel page tables %llu us; rmap %llu us; verdict %llu us",
 		       q->entries, q->tables, div_u64(q->scan_ns, NSEC_PER_USEC),
 		       div_u64(q->mmap_holds.longest_ns, NSEC_PER_USEC),
 		       div_u64(q->mmap_holds.longest_unswitched_ns, NSEC_PER_USEC),
@@ -392,6 +397,10 @@ static int pd_report_pfn(struct pd_query *q)
 		       div_u64(q->kernel_ns, NSEC_PER_USEC),
 		       div_u64(q->rmap_ns, NSEC_PER_USEC),
 		       div_u64(q->recheck_ns, NSEC_PER_USEC));
+	for (i = 0; i < PD_NR_SOURCES; i++)
+		seq_buf_printf(&q->s, "; %s %llu us", pd_sources[i]->name,
+			       div_u64(q->source_ns[i], NSEC_PER_USEC));
+	seq_buf_putc(&q->s, '\n');
 	pd_summary_counts(q, &user, &rmap, &processes);
 	seq_buf_printf(&q->s,
 		       "summary: pfn=%#lx refcount=%d mapcount=%d kernel_mappings=%u user_mappings=%lu processes=%u memcg=",

@@ -57,6 +57,8 @@
 #define PD_SECONDARY_MAX	32
 /* IOMMU mappings of the page in one report; more are counted only. */
 #define PD_DMA_MAX		32
+/* Sources of mappings beyond the CPU's page tables: struct pd_source. */
+#define PD_NR_SOURCES		3
 /* Disagreements re-read in one round of the re-check. */
 #define PD_REREAD_MAX		64
 /* Rounds of re-check a disagreement must survive to be believed. */
@@ -272,6 +274,7 @@ struct pd_query {
 	unsigned long entries;		/* user page-table entries read */
 	unsigned long tables;		/* user PTE tables read */
 	u64 scan_ns, kernel_ns, rmap_ns, recheck_ns;
+	u64 source_ns[PD_NR_SOURCES];	/* each source's list */
 	struct pd_holds mmap_holds, vma_holds;	/* the mmap lock's, a VMA's */
 };
 
@@ -308,7 +311,6 @@ struct pd_source {
 	unsigned int (*summary)(struct pd_query *q);
 };
 
-#define PD_NR_SOURCES	3
 extern const struct pd_source *const pd_sources[PD_NR_SOURCES];
 extern const struct pd_source pd_secondary_source;
 extern const struct pd_source pd_dma_source;

@@ -23,82 +23,7 @@
 #include "pd_util.h"
 #include "../kselftest_harness.h"
 
-#define DMA_FILE	"/sys/kernel/debug/page_detective_dma/map"
 #define DMA_DEBUG_OFF	"/sys/kernel/debug/dma-api/disabled"
-
-/* The first line of @path, without its newline, into @buf; or "". */
-static void read_line(const char *path, char *buf, size_t size)
-{
-	FILE *f = fopen(path, "r");
-
-	buf[0] = '\0';
-	if (!f)
-		return;
-	if (fgets(buf, size, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-}
-
-/* The PCI address of QEMU's edu device (1234:11e8) into @bdf, or false. */
-static bool find_edu(char *bdf, size_t size)
-{
-	DIR *dir = opendir(PD_PCI_DEVICES);
-	char path[512], vendor[16], device[16];
-	struct dirent *d;
-	bool found = false;
-
-	if (!dir)
-		return false;
-	while (!found && (d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/vendor", d->d_name);
-		read_line(path, vendor, sizeof(vendor));
-		snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/device", d->d_name);
-		read_line(path, device, sizeof(device));
-		if (!strcmp(vendor, "0x1234") && !strcmp(device, "0x11e8")) {
-			snprintf(bdf, size, "%s", d->d_name);
-			found = true;
-		}
-	}
-	closedir(dir);
-	return found;
-}
-
-/* Bind page_detective_dma to @bdf by driver_override; 0 or -errno. */
-static int bind_mapper(const char *bdf)
-{
-	char path[512], link[256];
-	ssize_t n;
-	int ret;
-
-	if (system("modprobe page_detective_dma") != 0)
-		return -ENOENT;
-	snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/driver", bdf);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n > 0) {
-		link[n] = '\0';
-		if (strstr(link, "/page_detective_dma"))
-			return 0;
-		snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/driver/unbind", bdf);
-		ret = pd_write_file(path, bdf);
-		if (ret)
-			return ret;
-	}
-	snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/driver_override", bdf);
-	ret = pd_write_file(path, "page_detective_dma");
-	if (ret)
-		return ret;
-	ret = pd_write_file("/sys/bus/pci/drivers_probe", bdf);
-	if (ret)
-		return ret;
-	snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/driver", bdf);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
-		return -ENODEV;
-	link[n] = '\0';
-	return strstr(link, "/page_detective_dma") ? 0 : -ENODEV;
-}
 
 FIXTURE(iommu)
 {
@@ -116,12 +41,12 @@ FIXTURE_SETUP(iommu)
 	self->page = NULL;
 	if (access(PD_DIR "/phys", F_OK))
 		SKIP(return, "no Page Detective");
-	if (!find_edu(self->bdf, sizeof(self->bdf)))
+	if (!pd_find_edu(self->bdf, sizeof(self->bdf)))
 		SKIP(return, "no edu device to map pages with");
 	if (!pd_pci_iommu_group(self->bdf))
 		SKIP(return, "no IOMMU translates for %s", self->bdf);
-	ASSERT_EQ(0, bind_mapper(self->bdf));
-	self->dma = open(DMA_FILE, O_RDWR);
+	ASSERT_EQ(0, pd_bind_dma_mapper(self->bdf));
+	self->dma = open(PD_DMA_FILE, O_RDWR);
 	ASSERT_LE(0, self->dma);
 	self->page = mmap(NULL, pd_page_size(), PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -162,7 +87,7 @@ static bool dma_debug_recording(void)
 {
 	char buf[8];
 
-	read_line(DMA_DEBUG_OFF, buf, sizeof(buf));
+	pd_read_line(DMA_DEBUG_OFF, buf, sizeof(buf));
 	return !strcmp(buf, "N");
 }
 
@@ -536,7 +461,7 @@ TEST_F(iommu, reused_page_still_mapped)
  */
 static void storm(char *page)
 {
-	int fd = open(DMA_FILE, O_RDWR);
+	int fd = open(PD_DMA_FILE, O_RDWR);
 
 	if (fd < 0)
 		_exit(1);
@@ -611,7 +536,7 @@ static int groups_of_type(const char *type)
 			continue;
 		snprintf(path, sizeof(path), "/sys/kernel/iommu_groups/%s/type",
 			 d->d_name);
-		read_line(path, buf, sizeof(buf));
+		pd_read_line(path, buf, sizeof(buf));
 		n += !strcmp(buf, type);
 	}
 	closedir(dir);
@@ -662,7 +587,7 @@ TEST_F(iommu, identity_domain_counted_once)
 		EXPECT_FALSE(pd_has_line(self->report, "iommu: ", "identity domains"))
 			TH_LOG("%s", self->report);
 	}
-	ASSERT_EQ(0, bind_mapper(self->bdf));
+	ASSERT_EQ(0, pd_bind_dma_mapper(self->bdf));
 }
 
 /*
@@ -689,8 +614,8 @@ TEST_F(iommu, dma_api_direct_use_after_free)
 	ASSERT_EQ(0, pd_write_file("/sys/bus/pci/drivers/page_detective_dma/unbind",
 				   self->bdf));
 	ASSERT_EQ(0, set_group_type(self->bdf, "identity"));
-	ASSERT_EQ(0, bind_mapper(self->bdf));
-	self->dma = open(DMA_FILE, O_RDWR);
+	ASSERT_EQ(0, pd_bind_dma_mapper(self->bdf));
+	self->dma = open(PD_DMA_FILE, O_RDWR);
 	ASSERT_LE(0, self->dma);
 
 	ASSERT_EQ(0, mapper(self->dma, "map %p", self->page));
@@ -720,7 +645,7 @@ TEST_F(iommu, dma_api_direct_use_after_free)
 	ASSERT_EQ(0, pd_write_file("/sys/bus/pci/drivers/page_detective_dma/unbind",
 				   self->bdf));
 	ASSERT_EQ(0, set_group_type(self->bdf, "auto"));
-	ASSERT_EQ(0, bind_mapper(self->bdf));
+	ASSERT_EQ(0, pd_bind_dma_mapper(self->bdf));
 }
 
 TEST_HARNESS_MAIN

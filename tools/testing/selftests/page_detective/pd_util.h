@@ -235,6 +235,8 @@ static inline int pd_parse_summary(const char *report, struct pd_summary *s)
 }
 
 #define PD_PCI_DEVICES	"/sys/bus/pci/devices"
+/* The DMA mapper's file (page_detective_dma, mm/page_detective_dma.c). */
+#define PD_DMA_FILE	"/sys/kernel/debug/page_detective_dma/map"
 
 /* Whether PCI device @bdf is in an IOMMU group: behind an IOMMU. */
 static inline bool pd_pci_iommu_group(const char *bdf)
@@ -1065,6 +1067,80 @@ static inline int pd_write_file(const char *path, const char *val)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+/* The first line of @path, without its newline, into @buf; or "". */
+static inline void pd_read_line(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	if (fgets(buf, size, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* The PCI address of QEMU's edu device (1234:11e8) into @bdf, or false. */
+static inline bool pd_find_edu(char *bdf, size_t size)
+{
+	DIR *dir = opendir(PD_PCI_DEVICES);
+	char path[512], vendor[16], device[16];
+	struct dirent *d;
+	bool found = false;
+
+	if (!dir)
+		return false;
+	while (!found && (d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/vendor", d->d_name);
+		pd_read_line(path, vendor, sizeof(vendor));
+		snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/device", d->d_name);
+		pd_read_line(path, device, sizeof(device));
+		if (!strcmp(vendor, "0x1234") && !strcmp(device, "0x11e8")) {
+			snprintf(bdf, size, "%s", d->d_name);
+			found = true;
+		}
+	}
+	closedir(dir);
+	return found;
+}
+
+/* Bind page_detective_dma to @bdf by driver_override; 0 or -errno. */
+static inline int pd_bind_dma_mapper(const char *bdf)
+{
+	char path[512], link[256];
+	ssize_t n;
+	int ret;
+
+	if (system("modprobe page_detective_dma") != 0)
+		return -ENOENT;
+	snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/driver", bdf);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n > 0) {
+		link[n] = '\0';
+		if (strstr(link, "/page_detective_dma"))
+			return 0;
+		snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/driver/unbind", bdf);
+		ret = pd_write_file(path, bdf);
+		if (ret)
+			return ret;
+	}
+	snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/driver_override", bdf);
+	ret = pd_write_file(path, "page_detective_dma");
+	if (ret)
+		return ret;
+	ret = pd_write_file("/sys/bus/pci/drivers_probe", bdf);
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), PD_PCI_DEVICES "/%s/driver", bdf);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return -ENODEV;
+	link[n] = '\0';
+	return strstr(link, "/page_detective_dma") ? 0 : -ENODEV;
 }
 
 /* A number read from the file at @path, or -1. */
