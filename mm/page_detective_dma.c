@@ -17,6 +17,12 @@
  *              one mapping per page, as a driver mapping many buffers
  *              does (make bench fills a domain so).  On an error, the
  *              pages mapped before it stay mapped.
+ *   map-range ADDR PAGES
+ *              pin the PAGES pages from ADDR and map them as one
+ *              scatter-gather list (dma_map_sgtable()), which an IOMMU maps
+ *              at one IOVA range, as a block driver maps a request:
+ *              undone whole, a range that fills an IOMMU table frees the
+ *              table's page.
  *   leak       unpin every page mapped through this open file, but keep
  *              their DMA mappings: the driver bug of a buffer let go while
  *              still mapped, whose page the allocator then gives to
@@ -26,7 +32,8 @@
  *
  * Reading the file gives one line per mapping of this open file, for the
  * first PD_DMA_READ_MAX of them, then how many more there are:
- * "dma DMA_ADDR pfn PFN pinned|leaked", "N more".  The mappings belong to the open
+ * "dma DMA_ADDR pfn PFN pages N pinned|leaked" (its first byte's DMA
+ * address and its first page), "N more".  The mappings belong to the open
  * file: closing it undoes them, as do unbinding the device and unloading
  * the module.  An unmap never syncs a page for the CPU
  * (DMA_ATTR_SKIP_CPU_SYNC): a leaked page may be someone else's by then,
@@ -34,7 +41,7 @@
  *
  * Errors: -EINVAL for a malformed command or an address not page aligned;
  * -ENODEV when no device is bound; -EFAULT when ADDR maps no page the
- * caller may write; -ENOSPC past PD_DMA_MAPS_MAX mappings; -EINTR when
+ * caller may write; -ENOSPC past PD_DMA_PAGES_MAX pages; -EINTR when
  * killed; what dma_map_page() fails with (-ENOMEM).
  *
  * Never enable this outside a test kernel.
@@ -48,47 +55,59 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/scatterlist.h>
 #include <linux/sched/signal.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-/* The longest command: "map ", a 64-bit hexadecimal address, PAGES. */
-#define PD_DMA_CMD_MAX		40
+/* The longest command: "map-range ", a 64-bit hexadecimal address, PAGES. */
+#define PD_DMA_CMD_MAX		48
 /*
- * Mappings of all open files at once, so that no test can exhaust memory:
- * 256 MiB, what make bench maps (pd_iommu_bench), and a few more, for the
- * map/unmap storm it runs beside them.
+ * Pages mapped by all open files at once, so that no test can exhaust
+ * memory: 256 MiB, what make bench maps (pd_iommu_bench), and a few more,
+ * for the map/unmap storm it runs beside them.
  */
-#define PD_DMA_MAPS_MAX		(SZ_256M / PAGE_SIZE + 64)
+#define PD_DMA_PAGES_MAX	(SZ_256M / PAGE_SIZE + 64)
 /* The mappings a read lists; the others are counted. */
 #define PD_DMA_READ_MAX		64
 
 struct pd_dma_map {
 	struct list_head node;
 	struct file *owner;		/* the open file that made it */
-	struct page *page;		/* pinned, or NULL once leaked */
-	unsigned long pfn;
-	dma_addr_t dma;
+	struct sg_table sgt;		/* map-range's; else unused */
+	dma_addr_t dma;			/* its first byte's */
+	unsigned long pfn;		/* its first page's */
+	bool leaked;			/* its pages unpinned, kept mapped */
+	unsigned int nr_pages;
+	struct page *pages[] __counted_by(nr_pages);
 };
 
 /* The bound device and every mapping made through it. */
 static DEFINE_MUTEX(pd_dma_lock);
 static struct pci_dev *pd_dma_pdev;
 static LIST_HEAD(pd_dma_maps);
-static unsigned int pd_dma_nr_maps;
+static unsigned long pd_dma_nr_pages;
 static struct dentry *pd_dma_dir;
 
-/* Undo @map: unmap it, unpin its page if still pinned.  pd_dma_lock held. */
+/* Undo @map: unmap it, unpin its pages if still pinned.  pd_dma_lock held. */
 static void pd_dma_undo(struct pd_dma_map *map)
 {
-	dma_unmap_page_attrs(&pd_dma_pdev->dev, map->dma, PAGE_SIZE,
-			     DMA_BIDIRECTIONAL, DMA_ATTR_SKIP_CPU_SYNC);
-	if (map->page)
-		unpin_user_page(map->page);
+	struct device *dev = &pd_dma_pdev->dev;
+
+	if (map->sgt.sgl) {
+		dma_unmap_sgtable(dev, &map->sgt, DMA_BIDIRECTIONAL,
+				  DMA_ATTR_SKIP_CPU_SYNC);
+		sg_free_table(&map->sgt);
+	} else {
+		dma_unmap_page_attrs(dev, map->dma, PAGE_SIZE,
+				     DMA_BIDIRECTIONAL, DMA_ATTR_SKIP_CPU_SYNC);
+	}
+	if (!map->leaked)
+		unpin_user_pages(map->pages, map->nr_pages);
 	list_del(&map->node);
-	pd_dma_nr_maps--;
-	kfree(map);
+	pd_dma_nr_pages -= map->nr_pages;
+	kvfree(map);
 }
 
 /* Undo the mappings of @owner, or of every file if NULL.  pd_dma_lock held. */
@@ -103,41 +122,94 @@ static void pd_dma_undo_all(struct file *owner)
 	}
 }
 
-static int pd_dma_map(struct file *file, unsigned long addr)
+/* Pin @nr_pages pages of the caller's from @addr, for @file; or ERR_PTR. */
+static struct pd_dma_map *pd_dma_pin(struct file *file, unsigned long addr,
+				     unsigned int nr_pages)
 {
 	struct pd_dma_map *map;
-	struct page *page;
-	int ret;
+	int pinned;
 
 	if (!PAGE_ALIGNED(addr))
-		return -EINVAL;
+		return ERR_PTR(-EINVAL);
 	if (!pd_dma_pdev)
-		return -ENODEV;
-	if (pd_dma_nr_maps >= PD_DMA_MAPS_MAX)
-		return -ENOSPC;
-	map = kzalloc_obj(*map, GFP_KERNEL);
+		return ERR_PTR(-ENODEV);
+	if (nr_pages > PD_DMA_PAGES_MAX - pd_dma_nr_pages)
+		return ERR_PTR(-ENOSPC);
+	map = kvzalloc(struct_size(map, pages, nr_pages), GFP_KERNEL);
 	if (!map)
-		return -ENOMEM;
-	ret = pin_user_pages_fast(addr, 1, FOLL_WRITE | FOLL_LONGTERM, &page);
-	if (ret != 1) {
-		ret = ret < 0 ? ret : -EFAULT;
-		goto free;
+		return ERR_PTR(-ENOMEM);
+	map->nr_pages = nr_pages;
+	pinned = pin_user_pages_fast(addr, nr_pages, FOLL_WRITE | FOLL_LONGTERM,
+				     map->pages);
+	if (pinned != nr_pages) {
+		if (pinned > 0)
+			unpin_user_pages(map->pages, pinned);
+		kvfree(map);
+		return ERR_PTR(pinned < 0 ? pinned : -EFAULT);
 	}
-	map->dma = dma_map_page(&pd_dma_pdev->dev, page, 0, PAGE_SIZE,
+	map->owner = file;
+	map->pfn = page_to_pfn(map->pages[0]);
+	return map;
+}
+
+/* Keep @map, now mapped, among the mappings. */
+static void pd_dma_keep(struct pd_dma_map *map)
+{
+	list_add_tail(&map->node, &pd_dma_maps);
+	pd_dma_nr_pages += map->nr_pages;
+}
+
+/* "map ADDR": the page at @addr, by dma_map_page(). */
+static int pd_dma_map(struct file *file, unsigned long addr)
+{
+	struct pd_dma_map *map = pd_dma_pin(file, addr, 1);
+	int ret;
+
+	if (IS_ERR(map))
+		return PTR_ERR(map);
+	map->dma = dma_map_page(&pd_dma_pdev->dev, map->pages[0], 0, PAGE_SIZE,
 				DMA_BIDIRECTIONAL);
 	ret = dma_mapping_error(&pd_dma_pdev->dev, map->dma);
 	if (ret)
 		goto unpin;
-	map->owner = file;
-	map->page = page;
-	map->pfn = page_to_pfn(page);
-	list_add_tail(&map->node, &pd_dma_maps);
-	pd_dma_nr_maps++;
+	pd_dma_keep(map);
 	return 0;
 unpin:
-	unpin_user_page(page);
-free:
-	kfree(map);
+	unpin_user_pages(map->pages, map->nr_pages);
+	kvfree(map);
+	return ret;
+}
+
+/* "map-range ADDR PAGES": the pages from @addr, as one scatter-gather list. */
+static int pd_dma_map_range(struct file *file, unsigned long addr,
+			    unsigned long pages)
+{
+	struct pd_dma_map *map;
+	int ret;
+
+	if (!pages || pages > PD_DMA_PAGES_MAX)
+		return pages ? -ENOSPC : -EINVAL;
+	map = pd_dma_pin(file, addr, pages);
+	if (IS_ERR(map))
+		return PTR_ERR(map);
+	/* Segments no longer than the device takes, as its driver would. */
+	ret = sg_alloc_table_from_pages_segment(&map->sgt, map->pages, pages, 0,
+						pages << PAGE_SHIFT,
+						dma_get_max_seg_size(&pd_dma_pdev->dev),
+						GFP_KERNEL);
+	if (ret)
+		goto unpin;
+	ret = dma_map_sgtable(&pd_dma_pdev->dev, &map->sgt, DMA_BIDIRECTIONAL, 0);
+	if (ret)
+		goto free_table;
+	map->dma = sg_dma_address(map->sgt.sgl);
+	pd_dma_keep(map);
+	return 0;
+free_table:
+	sg_free_table(&map->sgt);
+unpin:
+	unpin_user_pages(map->pages, map->nr_pages);
+	kvfree(map);
 	return ret;
 }
 
@@ -150,7 +222,7 @@ static int pd_dma_map_pages(struct file *file, unsigned long addr,
 
 	if (!pages)
 		return -EINVAL;
-	if (pages > PD_DMA_MAPS_MAX - pd_dma_nr_maps)
+	if (pages > PD_DMA_PAGES_MAX - pd_dma_nr_pages)
 		return -ENOSPC;
 	for (i = 0; i < pages; i++) {
 		if (fatal_signal_pending(current))
@@ -169,23 +241,28 @@ static void pd_dma_leak(struct file *file)
 	struct pd_dma_map *map;
 
 	list_for_each_entry(map, &pd_dma_maps, node) {
-		if (map->owner != file || !map->page)
+		if (map->owner != file || map->leaked)
 			continue;
-		unpin_user_page(map->page);
-		map->page = NULL;
+		unpin_user_pages(map->pages, map->nr_pages);
+		map->leaked = true;
 	}
 }
 
-/* "map ADDR [PAGES]": the words after "map", each one space apart. */
-static int pd_dma_map_command(struct file *file, char *args)
+/*
+ * "map ADDR [PAGES]" and "map-range ADDR PAGES": the words after the
+ * command's, each one space apart.
+ */
+static int pd_dma_map_command(struct file *file, char *args, bool range)
 {
 	unsigned long addr, pages = 1;
 	char *word = strsep(&args, " ");
 
 	if (!word || kstrtoul(word, 16, &addr))
 		return -EINVAL;
-	if (args && kstrtoul(args, 10, &pages))
+	if ((range && !args) || (args && kstrtoul(args, 10, &pages)))
 		return -EINVAL;
+	if (range)
+		return pd_dma_map_range(file, addr, pages);
 	return pd_dma_map_pages(file, addr, pages);
 }
 
@@ -193,8 +270,8 @@ static int pd_dma_command(struct file *file, char *cmd)
 {
 	char *word = strsep(&cmd, " ");
 
-	if (!strcmp(word, "map"))
-		return pd_dma_map_command(file, cmd);
+	if (!strcmp(word, "map") || !strcmp(word, "map-range"))
+		return pd_dma_map_command(file, cmd, !strcmp(word, "map-range"));
 	if (cmd)
 		return -EINVAL;
 	if (!strcmp(word, "leak"))
@@ -245,9 +322,9 @@ static ssize_t pd_dma_read(struct file *file, char __user *ubuf, size_t len,
 			continue;
 		}
 		listed++;
-		n += scnprintf(buf + n, size - n, "dma %#llx pfn %#lx %s\n",
-			       (unsigned long long)map->dma, map->pfn,
-			       map->page ? "pinned" : "leaked");
+		n += scnprintf(buf + n, size - n, "dma %#llx pfn %#lx pages %u %s\n",
+			       (unsigned long long)map->dma, map->pfn, map->nr_pages,
+			       map->leaked ? "leaked" : "pinned");
 	}
 	mutex_unlock(&pd_dma_lock);
 	if (more)

@@ -270,6 +270,9 @@ struct pd_query {
 	unsigned long more_dma_api;	/* not kept */
 	int dma_api_err;		/* debug_dma_describe_phys()'s */
 
+	/* The mismatch of each source that named culprits, "; " between. */
+	char sources_mismatch[320];
+
 	/* What the query cost. */
 	unsigned long entries;		/* user page-table entries read */
 	unsigned long tables;		/* user PTE tables read */

@@ -696,23 +696,26 @@ unsigned int pd_recheck_rounds(struct pd_query *q, unsigned int suspects,
 
 /*
  * Each source beyond the CPU's page tables re-checks its own findings and
- * names its culprits: what they are, or NULL when none has any.
+ * names its culprits: what they are, each such source's in turn (the IOMMU
+ * and the DMA API both name a stale DMA mapping), or NULL when none has
+ * any.
  */
 static const char *pd_sources_verdict(struct pd_query *q,
 				      unsigned int *culprits)
 {
-	const char *what = NULL;
 	unsigned int i, named;
+	struct seq_buf what;
 
+	seq_buf_init(&what, q->sources_mismatch, sizeof(q->sources_mismatch));
 	for (i = 0; i < PD_NR_SOURCES && !q->interrupted; i++) {
 		named = pd_sources[i]->verdict(q);
 		if (!named)
 			continue;
-		what = what ? "more than one source disagrees with the page's state" :
-			      pd_sources[i]->mismatch;
+		seq_buf_printf(&what, "%s%s", seq_buf_used(&what) ? "; " : "",
+			       pd_sources[i]->mismatch);
 		*culprits += named;
 	}
-	return what;
+	return seq_buf_used(&what) ? seq_buf_str(&what) : NULL;
 }
 
 /* Why a source beyond the CPU's page tables is not known whole, or NULL. */

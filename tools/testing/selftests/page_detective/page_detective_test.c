@@ -1073,14 +1073,12 @@ TEST_F(pd, io_uring_ring)
  */
 static void read_pins(const char *report, long *pinned, long *pins)
 {
-	const char *line = strstr(report, "\nrefcount: ");
+	const char *line = strstr(report, "\npins: ");
+	struct pd_refs r;
 
-	*pinned = *pins = -1;
-	if (line)
-		sscanf(line,
-		       "\nrefcount: %*d = %*d mapped + %*d cache + %*d private + %ld pinned",
-		       pinned);
-	line = strstr(report, "\npins: ");
+	pd_parse_refs(report, &r);
+	*pinned = r.pinned;
+	*pins = -1;
 	if (line && !strncmp(line, "\npins: none\n", 12))
 		*pins = 0;
 	else if (line)

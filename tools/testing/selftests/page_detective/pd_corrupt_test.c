@@ -227,14 +227,10 @@ TEST_F(corrupt, leaked_mapcount)
 /* The "other" references of the report's refcount line, or -1. */
 static long other_refs(const char *report)
 {
-	const char *line = strstr(report, "\nrefcount: ");
-	long other = -1;
+	struct pd_refs r;
 
-	if (line)
-		sscanf(line,
-		       "\nrefcount: %*d = %*d mapped + %*d cache + %*d private + %*d pinned + %ld other",
-		       &other);
-	return other;
+	pd_parse_refs(report, &r);
+	return r.other;
 }
 
 /*
@@ -262,16 +258,6 @@ TEST_F(corrupt, leaked_reference)
 
 	expect_healed(_metadata, self->report, pfn);
 	munmap(p, self->page_size);
-}
-
-/* Run on one CPU, so that a page freed is the next one it allocates. */
-static void stay_on_this_cpu(void)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(sched_getcpu(), &set);
-	sched_setaffinity(0, sizeof(set), &set);
 }
 
 /*
@@ -330,7 +316,8 @@ TEST_F(corrupt, use_after_free)
 	if (!page_owner)
 		ASSERT_STREQ("", pd_kernel_config("PAGE_OWNER"))
 			TH_LOG("CONFIG_PAGE_OWNER without page_owner=on");
-	stay_on_this_cpu();
+	/* One CPU, so that a page freed is the next one it allocates. */
+	pd_stay_on_cpu(sched_getcpu());
 	/*
 	 * The stale mapping, in a PTE table of its own PMD, beside a page, in
 	 * a VMA that nothing can write: the injector refuses any other.

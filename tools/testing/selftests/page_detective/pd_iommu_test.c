@@ -261,6 +261,21 @@ static int expect_dma_api_culprit(struct __test_metadata *_metadata,
 	return 1;
 }
 
+/*
+ * With both sources naming the stale mapping (@culprits 2), the verdict
+ * line says what each found, the IOMMU's first.
+ */
+static void expect_both_dma_sources(struct __test_metadata *_metadata,
+				    const char *report, int culprits)
+{
+	if (culprits != 2)
+		return;
+	EXPECT_TRUE(pd_has_line(report,
+				"verdict: mismatch, an IOMMU maps the page for DMA while nobody holds it for that",
+				"for that; the DMA API maps the page for a device"))
+		TH_LOG("%s", report);
+}
+
 /* The report names a "culprit: iommu:" line with @want and @also in it. */
 static void expect_dma_culprit(struct __test_metadata *_metadata,
 			       const char *report, const char *want,
@@ -273,15 +288,6 @@ static void expect_dma_culprit(struct __test_metadata *_metadata,
 		TH_LOG("%s", report);
 	EXPECT_TRUE(pd_has_line(culprit + 1, "culprit: iommu: ", also))
 		TH_LOG("%s", report);
-}
-
-static void stay_on_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
 }
 
 /* Whether the page at @pfn is taken now: its refcount is not zero. */
@@ -317,13 +323,13 @@ static void free_while_mapped(struct __test_metadata *_metadata, int fd,
 
 		ASSERT_NE(MAP_FAILED, page);
 		memset(page, 0x5a, pd_page_size());
-		stay_on_cpu(0);
+		pd_stay_on_cpu(0);
 		ASSERT_EQ(0, mapper(fd, "map %p", page));
 		ASSERT_TRUE(mapping_of(fd, dma, pfn));
 		ASSERT_EQ(0, mapper(fd, "leak", NULL));
 		drain_lru_batches_here();
 		munmap(page, pd_page_size());
-		stay_on_cpu(1);
+		pd_stay_on_cpu(1);
 		ASSERT_EQ(0, pd_phys(*pfn, report, PD_REPORT_SIZE));
 		ASSERT_EQ(0, pd_parse_summary(report, s));
 		if (s->refcount == 0 && !strcmp(s->verdict, "mismatch"))
@@ -364,6 +370,7 @@ TEST_F(iommu, free_page_still_mapped)
 	culprits = 1 + expect_dma_api_culprit(_metadata, self->report, self->bdf, dma, pfn,
 					      "a free page: a DMA mapping that outlived its page");
 	EXPECT_EQ(culprits, s.culprits) TH_LOG("%s", self->report);
+	expect_both_dma_sources(_metadata, self->report, culprits);
 
 	ASSERT_EQ(0, mapper(self->dma, "unmap", NULL));
 	ASSERT_EQ(0, pd_phys(pfn, self->report, PD_REPORT_SIZE));
@@ -415,7 +422,7 @@ TEST_F(iommu, reused_page_still_mapped)
 	char *fresh = NULL, want[320];
 	int tries, culprits;
 
-	stay_on_cpu(0);
+	pd_stay_on_cpu(0);
 	for (tries = 0; tries < 8 && !fresh; tries++) {
 		char *page = mmap(NULL, pd_page_size(), PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -445,6 +452,7 @@ TEST_F(iommu, reused_page_still_mapped)
 	culprits = 1 + expect_dma_api_culprit(_metadata, self->report, self->bdf, dma, pfn,
 					      "a page whose references are all its mappings' and caches'");
 	EXPECT_EQ(culprits, s.culprits) TH_LOG("%s", self->report);
+	expect_both_dma_sources(_metadata, self->report, culprits);
 
 	ASSERT_EQ(0, mapper(self->dma, "unmap", NULL));
 	ASSERT_EQ(0, pd_virt(getpid(), fresh, self->report, PD_REPORT_SIZE));
@@ -519,6 +527,140 @@ TEST_F(iommu, map_unmap_storm)
 		queries, mapped, mismatches);
 	EXPECT_LT(0, queries);
 	EXPECT_EQ(0, mismatches);
+}
+
+/*
+ * /proc/vmstat's nr_iommu_pages: the IOMMUs' table pages; -1 if not there.
+ * The CPUs' pending differences are folded in first (vm.stat_refresh),
+ * without which a table page's coming and going may not show.
+ */
+static long iommu_table_pages(void)
+{
+	char name[64];
+	long n = -1, v;
+	FILE *f;
+
+	if (pd_write_file("/proc/sys/vm/stat_refresh", "1"))
+		return -1;
+	f = fopen("/proc/vmstat", "r");
+	if (!f)
+		return -1;
+	while (n < 0 && fscanf(f, "%63s %ld", name, &v) == 2)
+		if (!strcmp(name, "nr_iommu_pages"))
+			n = v;
+	fclose(f);
+	return n;
+}
+
+/* nr_iommu_pages once down to @want, or after 2 s: what it is then. */
+static long iommu_table_pages_down_to(long want)
+{
+	long n = iommu_table_pages();
+	int i;
+
+	for (i = 0; i < 200 && n > want; i++) {
+		usleep(10000);
+		n = iommu_table_pages();
+	}
+	return n;
+}
+
+/* 2 MiB of 4 KiB pages: a last-level table's whole span. */
+#define RANGE_PAGES	512
+
+/* Map @buf's RANGE_PAGES pages as one range and unmap it, until killed. */
+static void range_storm(char *buf)
+{
+	int fd = open(PD_DMA_FILE, O_RDWR);
+	char cmd[64];
+
+	if (fd < 0)
+		_exit(1);
+	snprintf(cmd, sizeof(cmd), "map-range %p %d", buf, RANGE_PAGES);
+	for (;;) {
+		if (write(fd, cmd, strlen(cmd)) < 0 || mapper(fd, "unmap", NULL))
+			_exit(2);
+	}
+}
+
+/*
+ * Whole IOMMU tables freed while queries walk them.  2 MiB mapped as one
+ * range (a scatter-gather list, at one size-aligned IOVA range: a
+ * last-level table of its own) and unmapped whole frees that table's page,
+ * after an RCU grace period (iommu_put_pages_list()).  Once: the page
+ * asked about in one leaf of the mapper's (4K on VT-d; AMD v1 maps runs of
+ * contiguous pages in larger leaves), and /proc/vmstat's nr_iommu_pages lower after the
+ * unmap than with the mapping (whether the range's table was new, or one
+ * that earlier mappings left), so that the storm does free tables.  The
+ * pages are shared memory, so that the storm's process maps the very
+ * pages asked about.  Then it maps and unmaps the range in a loop while
+ * queries walk
+ * the domain: no "mismatch", each report's lines of the page whole, and
+ * the kernel log clean (KASAN on the debug kernel: no walk reads a freed
+ * table page).
+ */
+TEST_F(iommu, range_storm_frees_tables)
+{
+	size_t size = RANGE_PAGES * pd_page_size();
+	int queries = 0, mapped = 0, mismatches = 0, status;
+	long during, after;
+	unsigned long long dma;
+	unsigned long pfn, first;
+	char cmd[64];
+	struct pd_summary s;
+	time_t end;
+	pid_t child;
+	char *buf;
+
+	buf = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	madvise(buf, size, MADV_NOHUGEPAGE);
+	memset(buf, 0x7e, size);
+	snprintf(cmd, sizeof(cmd), "map-range %p %d", buf, RANGE_PAGES);
+	ASSERT_LT(0, write(self->dma, cmd, strlen(cmd)));
+	during = iommu_table_pages();
+	ASSERT_LE(0, during) TH_LOG("no nr_iommu_pages in /proc/vmstat");
+	ASSERT_TRUE(mapping_of(self->dma, &dma, &first));
+	/* The long-term pin may have moved the pages: ask after it. */
+	pfn = pagemap_pfn(0, buf + 100 * pd_page_size());
+	ASSERT_EQ(first, pagemap_pfn(0, buf));
+	ASSERT_EQ(0, pd_phys(pfn, self->report, PD_REPORT_SIZE));
+	EXPECT_EQ(1, iommu_lines(self->report, "(page_detective_dma)", NULL, NULL, 0))
+		TH_LOG("%s", self->report);
+	ASSERT_EQ(0, mapper(self->dma, "unmap", NULL));
+	after = iommu_table_pages_down_to(during - 1);
+	EXPECT_GT(during, after) TH_LOG("the table page of the range at %#llx was not freed", dma);
+
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child)
+		range_storm(buf);
+	end = time(NULL) + pd_stress_count(8);
+	while (time(NULL) < end) {
+		long n;
+
+		if (pd_phys(pfn, self->report, PD_REPORT_SIZE))
+			continue;
+		ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+		n = summary_iommu_count(self->report);
+		ASSERT_LE(0, n) TH_LOG("%s", self->report);
+		ASSERT_EQ(n, iommu_lines(self->report, "(page_detective_dma)", NULL, NULL, 0))
+			TH_LOG("%s", self->report);
+		mapped += !!n;
+		queries++;
+		if (!strcmp(s.verdict, "mismatch")) {
+			mismatches++;
+			TH_LOG("%s", self->report);
+		}
+	}
+	ASSERT_EQ(0, waitpid(child, &status, WNOHANG)) TH_LOG("the storm stopped");
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	pd_info("figures: %d queries beside a 2 MiB map-range/unmap storm: %d mapped, %d mismatch; IOMMU table pages %ld mapped, %ld unmapped\n",
+		queries, mapped, mismatches, during, after);
+	EXPECT_LT(0, queries);
+	EXPECT_EQ(0, mismatches);
+	munmap(buf, size);
 }
 
 /* The IOMMU groups whose type sysfs says is @type. */

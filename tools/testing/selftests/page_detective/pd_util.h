@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -300,6 +301,33 @@ static inline int pd_kernel_version(void)
 static inline bool pd_no_page_mapcount(void)
 {
 	return !strcmp(pd_kernel_config("NO_PAGE_MAPCOUNT"), "y");
+}
+
+/* The references of the report's "refcount:" line; -1 where it is missing. */
+struct pd_refs {
+	long refcount, mapped, cache, private_refs, pinned, other;
+};
+
+static inline void pd_parse_refs(const char *report, struct pd_refs *r)
+{
+	const char *line = strstr(report, "\nrefcount: ");
+
+	*r = (struct pd_refs){ -1, -1, -1, -1, -1, -1 };
+	if (line)
+		sscanf(line,
+		       "\nrefcount: %ld = %ld mapped + %ld cache + %ld private + %ld pinned + %ld other",
+		       &r->refcount, &r->mapped, &r->cache, &r->private_refs,
+		       &r->pinned, &r->other);
+}
+
+/* Run on CPU @cpu only: a page freed there waits on its free lists. */
+static inline void pd_stay_on_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
 }
 
 /* What a query cost, from its "cost:" line. */
