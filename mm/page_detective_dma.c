@@ -152,6 +152,13 @@ static struct pd_dma_map *pd_dma_pin(struct file *file, unsigned long addr,
 	return map;
 }
 
+/* Undo pd_dma_pin() of @map, which was not mapped. */
+static void pd_dma_unpin(struct pd_dma_map *map)
+{
+	unpin_user_pages(map->pages, map->nr_pages);
+	kvfree(map);
+}
+
 /* Keep @map, now mapped, among the mappings. */
 static void pd_dma_keep(struct pd_dma_map *map)
 {
@@ -175,8 +182,7 @@ static int pd_dma_map(struct file *file, unsigned long addr)
 	pd_dma_keep(map);
 	return 0;
 unpin:
-	unpin_user_pages(map->pages, map->nr_pages);
-	kvfree(map);
+	pd_dma_unpin(map);
 	return ret;
 }
 
@@ -208,8 +214,7 @@ static int pd_dma_map_range(struct file *file, unsigned long addr,
 free_table:
 	sg_free_table(&map->sgt);
 unpin:
-	unpin_user_pages(map->pages, map->nr_pages);
-	kvfree(map);
+	pd_dma_unpin(map);
 	return ret;
 }
 

@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -471,12 +472,59 @@ static void storm(char *page)
 {
 	int fd = open(PD_DMA_FILE, O_RDWR);
 
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (fd < 0)
 		_exit(1);
 	for (;;) {
 		if (mapper(fd, "map %p", page) || mapper(fd, "unmap", NULL))
 			_exit(2);
 	}
+}
+
+/* What queries beside a storm saw. */
+struct beside_storm {
+	int queries, mapped, mismatches;
+};
+
+/*
+ * Until the stress time is up, ask about the page that process @storm maps
+ * and unmaps in a loop (virt of @addr in it, or phys of @pfn if @addr is
+ * NULL): as many of the mapper's "iommu:" lines as the summary counts, one
+ * mapping at a time but the walk not atomic, each whole (a single page: a
+ * 4K leaf of its PFN; a range may take larger leaves).  Then stop the
+ * storm, which must have run all along.
+ */
+static void ask_beside_storm(struct __test_metadata *_metadata, char *report,
+			     pid_t storm, char *addr, unsigned long pfn,
+			     struct beside_storm *b)
+{
+	time_t end = time(NULL) + pd_stress_count(8);
+	struct pd_summary s;
+	char want[64];
+	int status;
+
+	while (time(NULL) < end) {
+		long n, whole;
+
+		if (addr ? pd_virt(storm, addr, report, PD_REPORT_SIZE) :
+			   pd_phys(pfn, report, PD_REPORT_SIZE))
+			continue;
+		ASSERT_EQ(0, pd_parse_summary(report, &s));
+		n = summary_iommu_count(report);
+		ASSERT_LE(0, n) TH_LOG("%s", report);
+		snprintf(want, sizeof(want), " pfn %#lx 4K ", s.pfn);
+		whole = iommu_lines(report, addr ? want : NULL, "(page_detective_dma)", NULL, 0);
+		ASSERT_EQ(n, whole) TH_LOG("%s", report);
+		b->mapped += !!n;
+		b->queries++;
+		if (!strcmp(s.verdict, "mismatch")) {
+			b->mismatches++;
+			TH_LOG("%s", report);
+		}
+	}
+	ASSERT_EQ(0, waitpid(storm, &status, WNOHANG)) TH_LOG("the storm stopped");
+	kill(storm, SIGKILL);
+	waitpid(storm, &status, 0);
 }
 
 /*
@@ -490,43 +538,18 @@ static void storm(char *page)
  */
 TEST_F(iommu, map_unmap_storm)
 {
-	int queries = 0, mapped = 0, mismatches = 0, status;
-	char want[64];
-	struct pd_summary s;
-	time_t end;
+	struct beside_storm b = {};
 	pid_t child;
 
 	child = fork();
 	ASSERT_LE(0, child);
 	if (!child)
 		storm(self->page);
-	end = time(NULL) + pd_stress_count(8);
-	while (time(NULL) < end) {
-		long n;
-
-		if (pd_virt(child, self->page, self->report, PD_REPORT_SIZE))
-			continue;
-		ASSERT_EQ(0, pd_parse_summary(self->report, &s));
-		n = summary_iommu_count(self->report);
-		/* One mapping at a time, but the walk is not atomic: one each. */
-		ASSERT_LE(0, n) TH_LOG("%s", self->report);
-		snprintf(want, sizeof(want), " pfn %#lx 4K ", s.pfn);
-		ASSERT_EQ(n, iommu_lines(self->report, want, "(page_detective_dma)", NULL, 0))
-			TH_LOG("%s", self->report);
-		mapped += !!n;
-		queries++;
-		if (!strcmp(s.verdict, "mismatch")) {
-			mismatches++;
-			TH_LOG("%s", self->report);
-		}
-	}
-	ASSERT_EQ(0, waitpid(child, &status, WNOHANG)) TH_LOG("the storm stopped");
-	kill(child, SIGKILL);
-	waitpid(child, &status, 0);
+	ask_beside_storm(_metadata, self->report, child, self->page, 0, &b);
 	pd_info("figures: %d queries beside a map/unmap storm: %d mapped, %d mismatch\n",
-		queries, mapped, mismatches);
-	EXPECT_LT(0, queries);
-	EXPECT_EQ(0, mismatches);
+		b.queries, b.mapped, b.mismatches);
+	EXPECT_LT(0, b.queries);
+	EXPECT_EQ(0, b.mismatches);
 }
 
 /*
@@ -574,6 +597,7 @@ static void range_storm(char *buf)
 	int fd = open(PD_DMA_FILE, O_RDWR);
 	char cmd[64];
 
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (fd < 0)
 		_exit(1);
 	snprintf(cmd, sizeof(cmd), "map-range %p %d", buf, RANGE_PAGES);
@@ -602,13 +626,11 @@ static void range_storm(char *buf)
 TEST_F(iommu, range_storm_frees_tables)
 {
 	size_t size = RANGE_PAGES * pd_page_size();
-	int queries = 0, mapped = 0, mismatches = 0, status;
+	struct beside_storm b = {};
 	long during, after;
 	unsigned long long dma;
 	unsigned long pfn, first;
 	char cmd[64];
-	struct pd_summary s;
-	time_t end;
 	pid_t child;
 	char *buf;
 
@@ -635,31 +657,11 @@ TEST_F(iommu, range_storm_frees_tables)
 	ASSERT_LE(0, child);
 	if (!child)
 		range_storm(buf);
-	end = time(NULL) + pd_stress_count(8);
-	while (time(NULL) < end) {
-		long n;
-
-		if (pd_phys(pfn, self->report, PD_REPORT_SIZE))
-			continue;
-		ASSERT_EQ(0, pd_parse_summary(self->report, &s));
-		n = summary_iommu_count(self->report);
-		ASSERT_LE(0, n) TH_LOG("%s", self->report);
-		ASSERT_EQ(n, iommu_lines(self->report, "(page_detective_dma)", NULL, NULL, 0))
-			TH_LOG("%s", self->report);
-		mapped += !!n;
-		queries++;
-		if (!strcmp(s.verdict, "mismatch")) {
-			mismatches++;
-			TH_LOG("%s", self->report);
-		}
-	}
-	ASSERT_EQ(0, waitpid(child, &status, WNOHANG)) TH_LOG("the storm stopped");
-	kill(child, SIGKILL);
-	waitpid(child, &status, 0);
+	ask_beside_storm(_metadata, self->report, child, NULL, pfn, &b);
 	pd_info("figures: %d queries beside a 2 MiB map-range/unmap storm: %d mapped, %d mismatch; IOMMU table pages %ld mapped, %ld unmapped\n",
-		queries, mapped, mismatches, during, after);
-	EXPECT_LT(0, queries);
-	EXPECT_EQ(0, mismatches);
+		b.queries, b.mapped, b.mismatches, during, after);
+	EXPECT_LT(0, b.queries);
+	EXPECT_EQ(0, b.mismatches);
 	munmap(buf, size);
 }
 
