@@ -735,6 +735,23 @@ TEST_F(iommu, identity_domain_counted_once)
 }
 
 /*
+ * Put @bdf's group in a domain of @type, the mapper's file @dma closed (which
+ * undoes its mappings, as the driver must have none when unbound), the
+ * mapper unbound, then bound again; 0 or -errno.
+ */
+static int remap_in_domain(int *dma, const char *bdf, const char *type)
+{
+	int ret;
+
+	close(*dma);
+	*dma = -1;
+	ret = pd_write_file("/sys/bus/pci/drivers/page_detective_dma/unbind", bdf);
+	if (!ret)
+		ret = set_group_type(bdf, type);
+	return ret ?: pd_bind_dma_mapper(bdf);
+}
+
+/*
  * Without the IOMMU's translation (edu's group in an identity domain), the
  * DMA API maps directly: no IOMMU table has the mapping, dma-debug's record
  * alone does.  A mapped page: its "dma-api:" line, at the DMA address the
@@ -753,12 +770,7 @@ TEST_F(iommu, dma_api_direct_use_after_free)
 		SKIP(return, "dma-debug does not record here (CONFIG_DMA_API_DEBUG)");
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "one CPU: the query would take the freed page");
-	close(self->dma);
-	self->dma = -1;
-	ASSERT_EQ(0, pd_write_file("/sys/bus/pci/drivers/page_detective_dma/unbind",
-				   self->bdf));
-	ASSERT_EQ(0, set_group_type(self->bdf, "identity"));
-	ASSERT_EQ(0, pd_bind_dma_mapper(self->bdf));
+	ASSERT_EQ(0, remap_in_domain(&self->dma, self->bdf, "identity"));
 	self->dma = open(PD_DMA_FILE, O_RDWR);
 	ASSERT_LE(0, self->dma);
 
@@ -784,12 +796,7 @@ TEST_F(iommu, dma_api_direct_use_after_free)
 	EXPECT_EQ(0, report_lines(self->report, "dma-api: ", NULL, NULL, NULL, 0))
 		TH_LOG("%s", self->report);
 
-	close(self->dma);
-	self->dma = -1;
-	ASSERT_EQ(0, pd_write_file("/sys/bus/pci/drivers/page_detective_dma/unbind",
-				   self->bdf));
-	ASSERT_EQ(0, set_group_type(self->bdf, "auto"));
-	ASSERT_EQ(0, pd_bind_dma_mapper(self->bdf));
+	ASSERT_EQ(0, remap_in_domain(&self->dma, self->bdf, "auto"));
 }
 
 TEST_HARNESS_MAIN
