@@ -23,6 +23,17 @@
  *              at one IOVA range, as a block driver maps a request:
  *              undone whole, a range that fills an IOMMU table frees the
  *              table's page.
+ *   map-kmalloc
+ *              kmalloc() a buffer of PD_DMA_KMALLOC_SIZE bytes and
+ *              dma_map_single() it: a driver's command or header buffer,
+ *              which lies in a slab page, whose refcount is zero all its
+ *              life (slabs are allocated frozen, from 7.0).
+ *   map-unattached ADDR
+ *              pin the caller's page at ADDR and iommu_map() it at IOVA
+ *              PD_DMA_UNATTACHED_IOVA into a paging domain of its own,
+ *              allocated for the device and attached to nothing: a
+ *              mapping that no walk of the domains attached to devices
+ *              can see, and that iommu.debug_pagealloc counts.
  *   leak       unpin every page mapped through this open file, but keep
  *              their DMA mappings: the driver bug of a buffer let go while
  *              still mapped, whose page the allocator then gives to
@@ -32,8 +43,9 @@
  *
  * Reading the file gives one line per mapping of this open file, for the
  * first PD_DMA_READ_MAX of them, then how many more there are:
- * "dma DMA_ADDR pfn PFN pages N pinned|leaked" (its first byte's DMA
- * address and its first page), "N more".  The mappings belong to the open
+ * "dma DMA_ADDR pfn PFN pages N pinned|leaked|kernel" (its first byte's DMA
+ * address, or IOVA, and its first page; kernel: map-kmalloc's buffer),
+ * "N more".  The mappings belong to the open
  * file: closing it undoes them, as do unbinding the device and unloading
  * the module.  An unmap never syncs a page for the CPU
  * (DMA_ATTR_SKIP_CPU_SYNC): a leaked page may be someone else's by then,
@@ -42,7 +54,8 @@
  * Errors: -EINVAL for a malformed command or an address not page aligned;
  * -ENODEV when no device is bound; -EFAULT when ADDR maps no page the
  * caller may write; -ENOSPC past PD_DMA_PAGES_MAX pages; -EINTR when
- * killed; what dma_map_page() fails with (-ENOMEM).
+ * killed; what dma_map_page() fails with (-ENOMEM); map-unattached: -ENODEV
+ * when no IOMMU translates for the device.
  *
  * Never enable this outside a test kernel.
  */
@@ -51,6 +64,7 @@
 #include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/dma-mapping.h>
+#include <linux/iommu.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -71,11 +85,17 @@
 #define PD_DMA_PAGES_MAX	(SZ_256M / PAGE_SIZE + 64)
 /* The mappings a read lists; the others are counted. */
 #define PD_DMA_READ_MAX		64
+/* map-kmalloc's buffer: a slab object smaller than a page. */
+#define PD_DMA_KMALLOC_SIZE	512
+/* Where map-unattached maps its page, in a domain of its own. */
+#define PD_DMA_UNATTACHED_IOVA	SZ_1M
 
 struct pd_dma_map {
 	struct list_head node;
 	struct file *owner;		/* the open file that made it */
 	struct sg_table sgt;		/* map-range's; else unused */
+	void *buf;			/* map-kmalloc's; else NULL */
+	struct iommu_domain *domain;	/* map-unattached's; else NULL */
 	dma_addr_t dma;			/* its first byte's */
 	unsigned long pfn;		/* its first page's */
 	bool leaked;			/* its pages unpinned, kept mapped */
@@ -99,11 +119,18 @@ static void pd_dma_undo(struct pd_dma_map *map)
 		dma_unmap_sgtable(dev, &map->sgt, DMA_BIDIRECTIONAL,
 				  DMA_ATTR_SKIP_CPU_SYNC);
 		sg_free_table(&map->sgt);
+	} else if (map->buf) {
+		dma_unmap_single(dev, map->dma, PD_DMA_KMALLOC_SIZE,
+				 DMA_BIDIRECTIONAL);
+		kfree(map->buf);
+	} else if (map->domain) {
+		iommu_unmap(map->domain, map->dma, PAGE_SIZE);
+		iommu_domain_free(map->domain);
 	} else {
 		dma_unmap_page_attrs(dev, map->dma, PAGE_SIZE,
 				     DMA_BIDIRECTIONAL, DMA_ATTR_SKIP_CPU_SYNC);
 	}
-	if (!map->leaked)
+	if (!map->buf && !map->leaked)
 		unpin_user_pages(map->pages, map->nr_pages);
 	list_del(&map->node);
 	pd_dma_nr_pages -= map->nr_pages;
@@ -122,6 +149,23 @@ static void pd_dma_undo_all(struct file *owner)
 	}
 }
 
+/* A new mapping of @nr_pages pages for @file, not kept yet; or ERR_PTR. */
+static struct pd_dma_map *pd_dma_new(struct file *file, unsigned int nr_pages)
+{
+	struct pd_dma_map *map;
+
+	if (!pd_dma_pdev)
+		return ERR_PTR(-ENODEV);
+	if (nr_pages > PD_DMA_PAGES_MAX - pd_dma_nr_pages)
+		return ERR_PTR(-ENOSPC);
+	map = kvzalloc(struct_size(map, pages, nr_pages), GFP_KERNEL);
+	if (!map)
+		return ERR_PTR(-ENOMEM);
+	map->nr_pages = nr_pages;
+	map->owner = file;
+	return map;
+}
+
 /* Pin @nr_pages pages of the caller's from @addr, for @file; or ERR_PTR. */
 static struct pd_dma_map *pd_dma_pin(struct file *file, unsigned long addr,
 				     unsigned int nr_pages)
@@ -131,14 +175,9 @@ static struct pd_dma_map *pd_dma_pin(struct file *file, unsigned long addr,
 
 	if (!PAGE_ALIGNED(addr))
 		return ERR_PTR(-EINVAL);
-	if (!pd_dma_pdev)
-		return ERR_PTR(-ENODEV);
-	if (nr_pages > PD_DMA_PAGES_MAX - pd_dma_nr_pages)
-		return ERR_PTR(-ENOSPC);
-	map = kvzalloc(struct_size(map, pages, nr_pages), GFP_KERNEL);
-	if (!map)
-		return ERR_PTR(-ENOMEM);
-	map->nr_pages = nr_pages;
+	map = pd_dma_new(file, nr_pages);
+	if (IS_ERR(map))
+		return map;
 	pinned = pin_user_pages_fast(addr, nr_pages, FOLL_WRITE | FOLL_LONGTERM,
 				     map->pages);
 	if (pinned != nr_pages) {
@@ -147,7 +186,6 @@ static struct pd_dma_map *pd_dma_pin(struct file *file, unsigned long addr,
 		kvfree(map);
 		return ERR_PTR(pinned < 0 ? pinned : -EFAULT);
 	}
-	map->owner = file;
 	map->pfn = page_to_pfn(map->pages[0]);
 	return map;
 }
@@ -181,6 +219,65 @@ static int pd_dma_map(struct file *file, unsigned long addr)
 		goto unpin;
 	pd_dma_keep(map);
 	return 0;
+unpin:
+	pd_dma_unpin(map);
+	return ret;
+}
+
+/* "map-kmalloc": a kmalloc() buffer of the driver's own, in a slab page. */
+static int pd_dma_map_kmalloc(struct file *file)
+{
+	struct pd_dma_map *map = pd_dma_new(file, 1);
+	int ret;
+
+	if (IS_ERR(map))
+		return PTR_ERR(map);
+	map->buf = kmalloc(PD_DMA_KMALLOC_SIZE, GFP_KERNEL);
+	if (!map->buf) {
+		ret = -ENOMEM;
+		goto free_map;
+	}
+	map->pages[0] = virt_to_page(map->buf);
+	map->pfn = page_to_pfn(map->pages[0]);
+	map->dma = dma_map_single(&pd_dma_pdev->dev, map->buf,
+				  PD_DMA_KMALLOC_SIZE, DMA_BIDIRECTIONAL);
+	ret = dma_mapping_error(&pd_dma_pdev->dev, map->dma);
+	if (ret)
+		goto free_buf;
+	pd_dma_keep(map);
+	return 0;
+free_buf:
+	kfree(map->buf);
+free_map:
+	kvfree(map);
+	return ret;
+}
+
+/*
+ * "map-unattached ADDR": the page at @addr, into a domain attached to no
+ * device, where only iommu.debug_pagealloc's count sees it.
+ */
+static int pd_dma_map_unattached(struct file *file, unsigned long addr)
+{
+	struct pd_dma_map *map = pd_dma_pin(file, addr, 1);
+	int ret;
+
+	if (IS_ERR(map))
+		return PTR_ERR(map);
+	map->domain = iommu_paging_domain_alloc(&pd_dma_pdev->dev);
+	if (IS_ERR(map->domain)) {
+		ret = PTR_ERR(map->domain);
+		goto unpin;
+	}
+	map->dma = PD_DMA_UNATTACHED_IOVA;
+	ret = iommu_map(map->domain, map->dma, page_to_phys(map->pages[0]),
+			PAGE_SIZE, IOMMU_READ | IOMMU_WRITE, GFP_KERNEL);
+	if (ret)
+		goto free_domain;
+	pd_dma_keep(map);
+	return 0;
+free_domain:
+	iommu_domain_free(map->domain);
 unpin:
 	pd_dma_unpin(map);
 	return ret;
@@ -246,7 +343,7 @@ static void pd_dma_leak(struct file *file)
 	struct pd_dma_map *map;
 
 	list_for_each_entry(map, &pd_dma_maps, node) {
-		if (map->owner != file || map->leaked)
+		if (map->owner != file || map->leaked || map->buf)
 			continue;
 		unpin_user_pages(map->pages, map->nr_pages);
 		map->leaked = true;
@@ -254,20 +351,25 @@ static void pd_dma_leak(struct file *file)
 }
 
 /*
- * "map ADDR [PAGES]" and "map-range ADDR PAGES": the words after the
- * command's, each one space apart.
+ * "map ADDR [PAGES]", "map-range ADDR PAGES" and "map-unattached ADDR": the
+ * words after the command's, each one space apart.
  */
-static int pd_dma_map_command(struct file *file, char *args, bool range)
+static int pd_dma_map_command(struct file *file, const char *cmd, char *args)
 {
+	bool range = !strcmp(cmd, "map-range");
+	bool unattached = !strcmp(cmd, "map-unattached");
 	unsigned long addr, pages = 1;
 	char *word = strsep(&args, " ");
 
 	if (!word || kstrtoul(word, 16, &addr))
 		return -EINVAL;
-	if ((range && !args) || (args && kstrtoul(args, 10, &pages)))
+	if ((range && !args) || (unattached && args) ||
+	    (args && kstrtoul(args, 10, &pages)))
 		return -EINVAL;
 	if (range)
 		return pd_dma_map_range(file, addr, pages);
+	if (unattached)
+		return pd_dma_map_unattached(file, addr);
 	return pd_dma_map_pages(file, addr, pages);
 }
 
@@ -275,10 +377,13 @@ static int pd_dma_command(struct file *file, char *cmd)
 {
 	char *word = strsep(&cmd, " ");
 
-	if (!strcmp(word, "map") || !strcmp(word, "map-range"))
-		return pd_dma_map_command(file, cmd, !strcmp(word, "map-range"));
+	if (!strcmp(word, "map") || !strcmp(word, "map-range") ||
+	    !strcmp(word, "map-unattached"))
+		return pd_dma_map_command(file, word, cmd);
 	if (cmd)
 		return -EINVAL;
+	if (!strcmp(word, "map-kmalloc"))
+		return pd_dma_map_kmalloc(file);
 	if (!strcmp(word, "leak"))
 		pd_dma_leak(file);
 	else if (!strcmp(word, "unmap"))
@@ -329,6 +434,7 @@ static ssize_t pd_dma_read(struct file *file, char __user *ubuf, size_t len,
 		listed++;
 		n += scnprintf(buf + n, size - n, "dma %#llx pfn %#lx pages %u %s\n",
 			       (unsigned long long)map->dma, map->pfn, map->nr_pages,
+			       map->buf ? "kernel" :
 			       map->leaked ? "leaked" : "pinned");
 	}
 	mutex_unlock(&pd_dma_lock);

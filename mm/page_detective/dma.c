@@ -17,6 +17,12 @@
  * where the IOTLB's flush is deferred (a DMA-FQ domain): a leaf found is a
  * mapping no one undid.  The finding is re-checked, as the host's
  * disagreements are, before it is believed.
+ *
+ * With iommu.debug_pagealloc, the IOMMU core also counts each page's
+ * mappings in every domain, attached or not, as the mapcount counts its
+ * page-table entries (iommu_debug_page_mappings()): more counted than the
+ * leaves found are mappings in domains no walk reaches, and of a page
+ * nobody holds, culprits too.
  */
 #include <linux/iommu.h>
 #include <linux/memory_hotplug.h>
@@ -79,6 +85,74 @@ static int pd_dma_describe(struct pd_query *q, iommu_describe_fn fn,
 				   q->nr_pfns << PAGE_SHIFT, fn, arg);
 }
 
+/*
+ * What iommu.debug_pagealloc counts of leaf @m in the pages the query
+ * counts: one for each of the domain's smallest pages the leaf maps that
+ * starts in one of them (iommufd's mock domain has 2K ones).
+ */
+static unsigned long pd_dma_leaf_counted(struct pd_query *q,
+					 const struct iommu_phys_mapping *m)
+{
+	u64 lo = max_t(u64, m->oa, PFN_PHYS(q->first_pfn));
+	u64 hi = min_t(u64, m->oa + (1ULL << m->oasz_lg2),
+		       PFN_PHYS(q->first_pfn + q->nr_pfns));
+	u64 unit = 1ULL << m->pgsize_lg2;
+
+	if (hi <= lo)
+		return 0;
+	return DIV64_U64_ROUND_UP(hi - m->oa, unit) -
+	       DIV64_U64_ROUND_UP(lo - m->oa, unit);
+}
+
+/*
+ * What iommu.debug_pagealloc counts of the pages the query counts, or -1
+ * when it is off.  A 1 GiB folio has 262144 pages: reschedule among them.
+ */
+static long pd_dma_counted(struct pd_query *q)
+{
+	unsigned long i;
+	long counted = 0;
+	int count;
+
+	for (i = 0; i < q->nr_pfns; i++) {
+		if (iommu_debug_page_mappings(PFN_PHYS(q->first_pfn + i), &count))
+			return -1;
+		counted += count;
+		if (!(i % 4096))
+			cond_resched();
+	}
+	return counted;
+}
+
+/* iommu_describe_fn of the count's re-check: the leaves' pages, again. */
+static void pd_dma_found_pages(void *arg, const struct iommu_phys_mapping *m)
+{
+	struct pd_query *q = arg;
+
+	if (m->kind == IOMMU_PHYS_LEAF)
+		q->dma_found += pd_dma_leaf_counted(q, m);
+}
+
+/* "iommu: iommu.debug_pagealloc counts 2 mappings of the page, ..." */
+static void pd_print_dma_counted(struct pd_query *q)
+{
+	unsigned int i;
+
+	q->dma_counted = pd_dma_counted(q);
+	if (q->dma_counted < 0)
+		return;
+	q->dma_found = 0;
+	for (i = 0; i < q->nr_dma; i++)
+		q->dma_found += pd_dma_leaf_counted(q, &q->dma[i].m);
+	seq_buf_printf(&q->s, "iommu: iommu.debug_pagealloc counts %ld mappings of ",
+		       q->dma_counted);
+	if (q->nr_pfns > 1)
+		seq_buf_printf(&q->s, "the folio's %lu pages", q->nr_pfns);
+	else
+		seq_buf_puts(&q->s, "the page");
+	seq_buf_printf(&q->s, ", the leaves above map it %lu times\n", q->dma_found);
+}
+
 /* "group 5 0000:00:03.0 (drv): DMA-FQ domain (DMA API)" */
 static void pd_print_dma_domain(struct pd_query *q,
 				const struct iommu_phys_mapping *m)
@@ -98,7 +172,10 @@ static void pd_print_dma(struct pd_query *q, const struct pd_dma *dma)
 	pd_print_dma_domain(q, m);
 	seq_buf_printf(&q->s, " iova %#llx pfn %#lx ",
 		       (unsigned long long)m->iova, (unsigned long)PHYS_PFN(m->oa));
-	pd_print_leaf_size(&q->s, 1UL << (m->oasz_lg2 - PAGE_SHIFT));
+	if (m->oasz_lg2 >= PAGE_SHIFT)
+		pd_print_leaf_size(&q->s, 1UL << (m->oasz_lg2 - PAGE_SHIFT));
+	else	/* smaller than a page: iommufd's mock domain's 2K */
+		seq_buf_printf(&q->s, "%luK", (1UL << m->oasz_lg2) / SZ_1K);
 	seq_buf_printf(&q->s, " %s%s\n", m->writable ? "writable" : "read-only",
 		       m->dirty < 0 ? "" : m->dirty ? " dirty" : " clean");
 }
@@ -147,6 +224,7 @@ static void pd_dma_list(struct pd_query *q)
 	if (unlisted)
 		seq_buf_printf(&q->s, "iommu: %lu more not listed\n", unlisted);
 	pd_print_dma_counts(q);
+	pd_print_dma_counted(q);
 }
 
 /* Whether every page the query counts is free: unowned, unmappable. */
@@ -159,7 +237,7 @@ static bool pd_dma_pages_free(struct pd_query *q)
 	for (pfn = q->first_pfn; free && pfn < q->first_pfn + q->nr_pfns; pfn++) {
 		struct page *page = pfn_to_online_page(pfn);
 
-		free = page && !page_count(page);
+		free = page && pd_page_free(page);
 	}
 	put_online_mems();
 	return free;
@@ -248,11 +326,11 @@ static void pd_print_dma_culprit(struct pd_query *q, const struct pd_dma *dma)
 }
 
 /*
- * source.verdict: a leaf that maps the page while nobody can hold it for
- * DMA (pd_dma_unowned()), found again in each of PD_RECHECK_ROUNDS
+ * The leaves' culprits: each leaf that maps the page while nobody can hold
+ * it for DMA (pd_dma_unowned()), found again in each of PD_RECHECK_ROUNDS
  * re-checks, each after a pause, with the page still so.
  */
-static unsigned int pd_dma_verdict(struct pd_query *q)
+static unsigned int pd_dma_leaf_culprits(struct pd_query *q)
 {
 	unsigned int i, culprits = 0;
 	const char *why;
@@ -277,6 +355,54 @@ static unsigned int pd_dma_verdict(struct pd_query *q)
 	return culprits;
 }
 
+/*
+ * recheck of pd_recheck_rounds(): the count and the leaves read again, and
+ * whether more are counted than found, of a page still nobody's.
+ */
+static unsigned int pd_dma_recheck_counted(struct pd_query *q)
+{
+	long counted = pd_dma_counted(q);
+
+	q->dma_found = 0;
+	if (pd_dma_describe(q, pd_dma_found_pages, q) == -EINTR) {
+		q->interrupted = true;
+		return 0;
+	}
+	q->dma_unseen_fault = pd_dma_unowned(q);
+	q->dma_unseen = counted - (long)q->dma_found;
+	return q->dma_unseen_fault && q->dma_unseen > 0;
+}
+
+/*
+ * The count's culprit: mappings that iommu.debug_pagealloc counts and no
+ * walk found, of a page nobody can hold for DMA, re-checked as the leaves
+ * are.  A leaf found has its own culprit line; these are in domains that no
+ * walk reaches (attached to no device), or past a walk's bound.
+ */
+static unsigned int pd_dma_counted_culprit(struct pd_query *q)
+{
+	if (q->dma_counted <= (long)q->dma_found || !pd_dma_unowned(q))
+		return 0;
+	if (!pd_recheck_rounds(q, 1, pd_dma_recheck_counted))
+		return 0;
+	if (pd_culprit_listed(q))
+		seq_buf_printf(&q->s,
+			       "culprit: iommu: iommu.debug_pagealloc counts %ld mappings of the page that no IOMMU table walked holds (a domain attached to no device), %s: a DMA mapping that outlived its page\n",
+			       q->dma_unseen, q->dma_unseen_fault);
+	pd_print_unlisted_culprits(q);
+	return 1;
+}
+
+/* source.verdict: the leaves' culprits, then the count's. */
+static unsigned int pd_dma_verdict(struct pd_query *q)
+{
+	unsigned int culprits = pd_dma_leaf_culprits(q);
+
+	if (q->interrupted)
+		return culprits;
+	return culprits + pd_dma_counted_culprit(q);
+}
+
 /* source.incomplete: why what the IOMMUs map is not known whole, or NULL. */
 static const char *pd_dma_incomplete(struct pd_query *q)
 {
@@ -286,6 +412,15 @@ static const char *pd_dma_incomplete(struct pd_query *q)
 		return "an IOMMU domain was too large to read whole";
 	if (q->more_dma)
 		return "more IOMMU mappings than a report keeps";
+	/*
+	 * More counted than found: domains attached to no device.  Fewer: a
+	 * map or an unmap in flight, or a domain attached to several groups,
+	 * whose leaves are listed once for each.
+	 */
+	if (q->dma_counted > (long)q->dma_found)
+		return "iommu.debug_pagealloc counts mappings in domains no walk reaches";
+	if (q->dma_counted >= 0 && q->dma_counted < (long)q->dma_found)
+		return "the IOMMU tables hold more mappings than iommu.debug_pagealloc counts";
 	return NULL;
 }
 

@@ -74,11 +74,13 @@ static const char *pd_no_page_reason(unsigned long pfn)
 
 /*
  * Whether @folio has a type of its own (slab, page table, ...), which its
- * other pages share: a large slab's have none of their own.
+ * other pages share: a large slab's have none of their own.  A free block's
+ * first page is typed too (PageBuddy), and is free, not frozen.
  */
 static bool pd_folio_typed(struct folio *folio)
 {
-	return page_has_type(&folio->page) && !folio_test_hugetlb(folio);
+	return page_has_type(&folio->page) && !folio_test_hugetlb(folio) &&
+	       !PageBuddy(&folio->page);
 }
 
 /*
@@ -110,6 +112,22 @@ static const char *pd_snapshot_reason(struct folio *folio, struct page *page)
 static const char *pd_unpinned_reason(struct page *page)
 {
 	return pd_folio_typed(page_folio(page)) ? pd_typed : pd_free;
+}
+
+/**
+ * pd_page_free - whether a page is free now
+ * @page: an online page
+ *
+ * A refcount of zero is not enough: a typed page (a slab's, from 7.0) is
+ * frozen at zero all its life while its owner uses it, and drivers map
+ * kmalloc() buffers for DMA.  A free hugetlb page, in its pool, is free.
+ *
+ * Return: true if @page is free, unowned: in the allocator or a pool.
+ */
+bool pd_page_free(struct page *page)
+{
+	return !folio_ref_count(page_folio(page)) &&
+	       pd_unpinned_reason(page) == pd_free;
 }
 
 /* What an unpinned @page is now, as pd_snapshot_reason() tells. */

@@ -263,6 +263,11 @@ struct pd_query {
 	unsigned long more_dma;		/* not kept */
 	struct pd_dma_count dma_identity, dma_unprotected;
 	struct pd_dma_count dma_opaque, dma_cut;
+	/* What iommu.debug_pagealloc counts of the pages; -1: not counted. */
+	long dma_counted;
+	unsigned long dma_found;	/* the pages' leaves, as it counts */
+	long dma_unseen;		/* counted, not found, by the re-check */
+	const char *dma_unseen_fault;	/* why those are culprits, or NULL */
 
 	/* What the DMA API maps, as dma-debug recorded it. */
 	struct pd_dma_api dma_api[PD_DMA_MAX];
@@ -351,6 +356,7 @@ void pd_print_leaf_size(struct seq_buf *s, unsigned long nr_pages);
 int pd_describe_page(struct pd_query *q);
 int pd_page_mapcount(struct pd_query *q);
 bool pd_page_changed(struct pd_query *q);
+bool pd_page_free(struct page *page);
 void pd_note_refcount(struct pd_query *q);
 void pd_count_refs(struct folio *folio, struct pd_refs *r);
 

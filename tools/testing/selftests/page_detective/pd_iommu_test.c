@@ -7,7 +7,13 @@
  * go while still mapped, on the free page and on its new owner's; queries
  * beside a map/unmap storm; a group switched to an identity domain.  Where
  * dma-debug records the DMA API's mappings (CONFIG_DMA_API_DEBUG), its
- * "dma-api:" lines too, with and without the IOMMU's translation.  It
+ * "dma-api:" lines too, with and without the IOMMU's translation; a
+ * driver's kmalloc() buffer mapped for DMA, in a slab page; where
+ * iommu.debug_pagealloc counts each page's IOMMU mappings, its count, and
+ * a mapping in a domain attached to no device, which only the count sees
+ * (the tests that free a page still mapped skip there: the kernel warns
+ * at the free, as it is meant to); a user buffer that iommufd maps into
+ * its mock domain (CONFIG_IOMMUFD_TEST), with iommufd's pin.  It
  * needs an IOMMU and the edu device, and skips without them:
  * harness/check runs it in guests that have both (QEMU's q35 machine with
  * -device intel-iommu or -device amd-iommu, and -device edu), on the debug
@@ -16,13 +22,16 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <linux/iommufd.h>
 
 #include "pd_util.h"
 #include "../kselftest_harness.h"
+#include "../../../../drivers/iommu/iommufd/iommufd_test.h"
 
 #define DMA_DEBUG_OFF	"/sys/kernel/debug/dma-api/disabled"
 
@@ -83,6 +92,26 @@ static bool mapping_of(int fd, unsigned long long *dma, unsigned long *pfn)
 	return sscanf(buf, "dma %llx pfn %lx", dma, pfn) == 2;
 }
 
+/*
+ * Whether iommu.debug_pagealloc is on, as the kernel command line says
+ * (kstrtobool()'s spellings of true).
+ */
+static bool iommu_pagealloc_on(void)
+{
+	char cmdline[4096];
+	const char *p;
+
+	pd_read_line("/proc/cmdline", cmdline, sizeof(cmdline));
+	for (p = cmdline; (p = strstr(p, "iommu.debug_pagealloc=")); p++) {
+		const char *v = p + strlen("iommu.debug_pagealloc=");
+
+		if ((p == cmdline || p[-1] == ' ') &&
+		    (strchr("1yY", *v) || !strncmp(v, "on", 2)))
+			return true;
+	}
+	return false;
+}
+
 /* Whether dma-debug records the DMA API's mappings: built in, and on. */
 static bool dma_debug_recording(void)
 {
@@ -127,6 +156,20 @@ static int iommu_lines(const char *report, const char *want, const char *also,
 		       char *line, size_t size)
 {
 	return report_lines(report, "iommu: group ", want, also, line, size);
+}
+
+/*
+ * The report's "iommu: iommu.debug_pagealloc counts" line says @counted
+ * mappings of the page, and @found of them in the leaves listed.
+ */
+static bool counted_line(const char *report, int counted, int found)
+{
+	char want[160];
+
+	snprintf(want, sizeof(want),
+		 "iommu: iommu.debug_pagealloc counts %d mappings of the page, the leaves above map it %d times",
+		 counted, found);
+	return pd_has_line(report, "iommu: iommu.debug_pagealloc ", want);
 }
 
 /* The summary's @field=, or -1. */
@@ -210,6 +253,14 @@ TEST_F(iommu, mapped_page)
 	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
 	EXPECT_TRUE(pd_has_line(self->report, "pins: ", "pins: 1 "))
 		TH_LOG("%s", self->report);
+	/* Where iommu.debug_pagealloc counts, the count agrees; else no count. */
+	if (iommu_pagealloc_on()) {
+		EXPECT_TRUE(counted_line(self->report, 1, 1)) TH_LOG("%s", self->report);
+	} else {
+		EXPECT_EQ(0, report_lines(self->report, "iommu: iommu.debug_pagealloc ",
+					  NULL, NULL, NULL, 0))
+			TH_LOG("%s", self->report);
+	}
 	/* Every device is behind the IOMMU here: none reaches every page. */
 	ASSERT_EQ(0, pd_unprotected_pci_devices());
 	EXPECT_FALSE(pd_has_line(self->report, "iommu: ", "behind no IOMMU"))
@@ -221,6 +272,8 @@ TEST_F(iommu, mapped_page)
 	EXPECT_EQ(0, summary_iommu_count(self->report)) TH_LOG("%s", self->report);
 	EXPECT_EQ(0, report_lines(self->report, "dma-api: ", NULL, NULL, NULL, 0))
 		TH_LOG("%s", self->report);
+	if (iommu_pagealloc_on())
+		EXPECT_TRUE(counted_line(self->report, 0, 0)) TH_LOG("%s", self->report);
 }
 
 /*
@@ -238,6 +291,84 @@ static void drain_lru_batches_here(void)
 		return;
 	madvise(none, pd_page_size(), MADV_COLD);
 	munmap(none, pd_page_size());
+}
+
+/*
+ * A driver's kmalloc() buffer mapped for DMA: its slab page's refcount is
+ * zero all its life (slabs are allocated frozen), and it is no free page.
+ * The report lists the mapping, with the driver's DMA address, and the
+ * verdict is not "mismatch".
+ */
+TEST_F(iommu, kmalloc_buffer_mapped)
+{
+	unsigned long long dma;
+	struct pd_summary s;
+	unsigned long pfn;
+	char want[128], device[320];
+
+	ASSERT_EQ(0, mapper(self->dma, "map-kmalloc", NULL));
+	ASSERT_TRUE(mapping_of(self->dma, &dma, &pfn));
+	ASSERT_EQ(0, pd_phys(pfn, self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+	EXPECT_EQ(pfn, s.pfn);
+	EXPECT_EQ(0, s.refcount) TH_LOG("%s", self->report);
+	EXPECT_STRNE("mismatch", s.verdict) TH_LOG("%s", self->report);
+	snprintf(want, sizeof(want), " iova %#llx pfn %#lx 4K writable",
+		 dma & ~(unsigned long long)(pd_page_size() - 1), pfn);
+	EXPECT_EQ(1, iommu_lines(self->report, want, "(page_detective_dma)", NULL, 0))
+		TH_LOG("%s", self->report);
+	if (dma_debug_recording()) {
+		snprintf(want, sizeof(want), " dma %#llx pfn %#lx ", dma, pfn);
+		snprintf(device, sizeof(device), "dma-api: %s (page_detective_dma): ",
+			 self->bdf);
+		EXPECT_EQ(1, report_lines(self->report, device, want, NULL, NULL, 0))
+			TH_LOG("%s", self->report);
+	}
+}
+
+/*
+ * A page mapped into a domain attached to no device: no walk sees it, and
+ * iommu.debug_pagealloc counts it.  While its mapper holds its pin, the
+ * verdict is "partial", saying so; once the mapper let go of it, which
+ * this process still maps, nobody holds it for DMA: "mismatch", the
+ * culprit the count.  Unmapped, the count is 0 and the verdict ok.
+ */
+TEST_F(iommu, unattached_domain_counted)
+{
+	unsigned long long iova;
+	struct pd_summary s;
+	unsigned long pfn;
+
+	if (!iommu_pagealloc_on())
+		SKIP(return, "iommu.debug_pagealloc is off: no count to see the mapping by");
+	ASSERT_EQ(0, mapper(self->dma, "map-unattached %p", self->page));
+	ASSERT_TRUE(mapping_of(self->dma, &iova, &pfn));
+	ASSERT_EQ(pfn, pagemap_pfn(0, self->page));
+	ASSERT_EQ(0, pd_virt(getpid(), self->page, self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+	EXPECT_EQ(0, iommu_lines(self->report, NULL, "(page_detective_dma)", NULL, 0))
+		TH_LOG("%s", self->report);
+	EXPECT_TRUE(counted_line(self->report, 1, 0)) TH_LOG("%s", self->report);
+	EXPECT_STREQ("partial", s.verdict) TH_LOG("%s", self->report);
+	EXPECT_TRUE(pd_has_line(self->report, "verdict: partial", "in domains no walk reaches"))
+		TH_LOG("%s", self->report);
+
+	ASSERT_EQ(0, mapper(self->dma, "leak", NULL));
+	drain_lru_batches_here();
+	ASSERT_EQ(0, pd_virt(getpid(), self->page, self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+	EXPECT_STREQ("mismatch", s.verdict) TH_LOG("%s", self->report);
+	EXPECT_EQ(1, s.culprits) TH_LOG("%s", self->report);
+	EXPECT_TRUE(pd_has_line(self->report, "culprit: iommu: iommu.debug_pagealloc counts 1 ",
+				"nobody holds it for DMA"))
+		TH_LOG("%s", self->report);
+
+	/* Undone before the page is freed, which would warn. */
+	ASSERT_EQ(0, mapper(self->dma, "unmap", NULL));
+	ASSERT_EQ(0, pd_virt(getpid(), self->page, self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+	EXPECT_TRUE(counted_line(self->report, 0, 0)) TH_LOG("%s", self->report);
+	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
 }
 
 /*
@@ -360,6 +491,8 @@ TEST_F(iommu, free_page_still_mapped)
 	char want[128];
 	int culprits;
 
+	if (iommu_pagealloc_on())
+		SKIP(return, "iommu.debug_pagealloc warns when a page still mapped is freed");
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "one CPU: the query would take the freed page");
 	free_while_mapped(_metadata, self->dma, self->report, &dma, &pfn, &s);
@@ -423,6 +556,8 @@ TEST_F(iommu, reused_page_still_mapped)
 	char *fresh = NULL, want[320];
 	int tries, culprits;
 
+	if (iommu_pagealloc_on())
+		SKIP(return, "iommu.debug_pagealloc warns when a page still mapped is freed");
 	pd_stay_on_cpu(0);
 	for (tries = 0; tries < 8 && !fresh; tries++) {
 		char *page = mmap(NULL, pd_page_size(), PROT_READ | PROT_WRITE,
@@ -797,6 +932,151 @@ TEST_F(iommu, dma_api_direct_use_after_free)
 		TH_LOG("%s", self->report);
 
 	ASSERT_EQ(0, remap_in_domain(&self->dma, self->bdf, "auto"));
+}
+
+/*
+ * iommufd (/dev/iommu) and an IOAS with its mock domain attached to a mock
+ * device (CONFIG_IOMMUFD_TEST), as tools/testing/selftests/iommu has them:
+ * a domain that user space fills, on any machine.
+ */
+FIXTURE(iommufd)
+{
+	char *report;
+	int fd;
+	__u32 ioas, hwpt;
+	char *page;
+};
+
+FIXTURE_SETUP(iommufd)
+{
+	struct iommu_ioas_alloc alloc = { .size = sizeof(alloc) };
+	struct iommu_test_cmd mock = {
+		.size = sizeof(mock),
+		.op = IOMMU_TEST_OP_MOCK_DOMAIN,
+	};
+
+	self->report = malloc(PD_REPORT_SIZE);
+	ASSERT_NE(NULL, self->report);
+	self->page = NULL;
+	self->fd = -1;
+	if (access(PD_DIR "/phys", F_OK))
+		SKIP(return, "no Page Detective");
+	self->fd = open("/dev/iommu", O_RDWR);
+	if (self->fd < 0)
+		SKIP(return, "no iommufd (CONFIG_IOMMUFD)");
+	ASSERT_EQ(0, ioctl(self->fd, IOMMU_IOAS_ALLOC, &alloc));
+	self->ioas = alloc.out_ioas_id;
+	mock.id = self->ioas;
+	if (ioctl(self->fd, IOMMU_TEST_CMD, &mock))
+		SKIP(return, "no iommufd mock domain (CONFIG_IOMMUFD_TEST): %s",
+		     strerror(errno));
+	self->hwpt = mock.mock_domain.out_hwpt_id;
+	self->page = mmap(NULL, pd_page_size(), PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->page);
+	memset(self->page, 0x4d, pd_page_size());
+}
+
+FIXTURE_TEARDOWN(iommufd)
+{
+	/* Closing iommufd destroys the IOAS, the mock device and its domain. */
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->page)
+		munmap(self->page, pd_page_size());
+	free(self->report);
+}
+
+/*
+ * The smallest page of the IOAS's domains, in which iommu.debug_pagealloc
+ * counts their mappings: IOMMU_IOAS_IOVA_RANGES's alignment (the mock
+ * domain's pages are 2K); 0 if unknown.
+ */
+static unsigned long ioas_iova_alignment(int fd, __u32 ioas)
+{
+	struct iommu_iova_range ranges[16];
+	struct iommu_ioas_iova_ranges cmd = {
+		.size = sizeof(cmd),
+		.ioas_id = ioas,
+		.num_iovas = 16,
+		.allowed_iovas = (uintptr_t)ranges,
+	};
+
+	return ioctl(fd, IOMMU_IOAS_IOVA_RANGES, &cmd) ? 0 : cmd.out_iova_alignment;
+}
+
+/*
+ * A user buffer that IOMMU_IOAS_MAP maps into the IOAS: the mock domain's
+ * own check (IOMMU_TEST_OP_MD_CHECK_MAP) says the IOVA iommufd chose maps
+ * it.  The report has the domain's leaf of the page's PFN at that IOVA, in
+ * an iommufd domain, writable; iommufd's long-term pin in the "pins:"
+ * line; the verdict ok; where iommu.debug_pagealloc counts, one mapping per
+ * domain page in the CPU's page, as the leaf counts.  Unmapped, the lines
+ * and the pin go.
+ */
+TEST_F(iommufd, ioas_map_on_mock_domain)
+{
+	struct iommu_ioas_map map = {
+		.size = sizeof(map),
+		.flags = IOMMU_IOAS_MAP_WRITEABLE | IOMMU_IOAS_MAP_READABLE,
+		.ioas_id = self->ioas,
+		.user_va = (uintptr_t)self->page,
+		.length = pd_page_size(),
+	};
+	struct iommu_test_cmd check = {
+		.size = sizeof(check),
+		.op = IOMMU_TEST_OP_MD_CHECK_MAP,
+		.id = self->hwpt,
+	};
+	struct iommu_ioas_unmap unmap = {
+		.size = sizeof(unmap),
+		.ioas_id = self->ioas,
+		.length = pd_page_size(),
+	};
+	struct pd_summary s;
+	char want[128], line[1024];
+	unsigned long pfn;
+	long leaves;
+
+	ASSERT_EQ(0, ioctl(self->fd, IOMMU_IOAS_MAP, &map));
+	check.check_map.iova = map.iova;
+	check.check_map.length = pd_page_size();
+	check.check_map.uptr = (uintptr_t)self->page;
+	ASSERT_EQ(0, ioctl(self->fd, IOMMU_TEST_CMD, &check));
+	pfn = pagemap_pfn(0, self->page);
+	ASSERT_EQ(0, pd_virt(getpid(), self->page, self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+	EXPECT_EQ(pfn, s.pfn);
+	leaves = summary_iommu_count(self->report);
+	EXPECT_LE(1, leaves) TH_LOG("%s", self->report);
+	EXPECT_EQ(leaves, iommu_lines(self->report, NULL, "(iommufd)", NULL, 0))
+		TH_LOG("%s", self->report);
+	snprintf(want, sizeof(want), " iova %#llx pfn %#lx ",
+		 (unsigned long long)map.iova, pfn);
+	iommu_lines(self->report, want, "(iommufd)", line, sizeof(line));
+	ASSERT_NE(0, line[0]) TH_LOG("no line of iova %#llx:\n%s",
+				     (unsigned long long)map.iova, self->report);
+	EXPECT_NE(NULL, strstr(line, " writable")) TH_LOG("%s", line);
+	EXPECT_TRUE(pd_has_line(self->report, "pins: ", "pins: 1 "))
+		TH_LOG("%s", self->report);
+	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
+	if (iommu_pagealloc_on()) {
+		unsigned long unit = ioas_iova_alignment(self->fd, self->ioas);
+		int chunks = unit ? pd_page_size() / unit : 0;
+
+		ASSERT_NE(0, chunks) TH_LOG("IOVA alignment %lu", unit);
+		EXPECT_TRUE(counted_line(self->report, chunks, chunks)) TH_LOG("%s", self->report);
+	}
+
+	unmap.iova = map.iova;
+	ASSERT_EQ(0, ioctl(self->fd, IOMMU_IOAS_UNMAP, &unmap));
+	ASSERT_EQ(0, pd_virt(getpid(), self->page, self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+	EXPECT_EQ(0, iommu_lines(self->report, NULL, "(iommufd)", NULL, 0))
+		TH_LOG("%s", self->report);
+	EXPECT_TRUE(pd_has_line(self->report, "pins: ", "pins: none"))
+		TH_LOG("%s", self->report);
+	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
 }
 
 TEST_HARNESS_MAIN
