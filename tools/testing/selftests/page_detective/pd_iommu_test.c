@@ -40,15 +40,6 @@
 
 static bool dma_debug_recording(void);
 
-/*
- * Whether the IOMMU core describes its domains' tables: 7.2's does
- * (generic_pt); 6.12's cannot, and the report says so.
- */
-static bool iommu_walks(void)
-{
-	return pd_kernel_version() >= 702;
-}
-
 FIXTURE(iommu)
 {
 	char *report;
@@ -69,7 +60,7 @@ FIXTURE_SETUP(iommu)
 		SKIP(return, "no edu device to map pages with");
 	if (!pd_pci_iommu_group(self->bdf))
 		SKIP(return, "no IOMMU translates for %s", self->bdf);
-	if (!iommu_walks() && !dma_debug_recording())
+	if (!pd_iommu_walks() && !dma_debug_recording())
 		SKIP(return, "neither the IOMMU core nor dma-debug describes DMA mappings here");
 	ASSERT_EQ(0, pd_bind_dma_mapper(self->bdf));
 	self->dma = open(PD_DMA_FILE, O_RDWR);
@@ -288,7 +279,7 @@ TEST_F(iommu, mapped_page)
 	ASSERT_EQ(0, pd_virt(getpid(), self->page, self->report, PD_REPORT_SIZE));
 	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
 	EXPECT_EQ(pfn, s.pfn);
-	if (iommu_walks())
+	if (pd_iommu_walks())
 		expect_mapper_leaf(_metadata, self->report, self->bdf, dma, pfn);
 	else
 		expect_iommu_not_known(_metadata, self->report);
@@ -362,7 +353,7 @@ TEST_F(iommu, kmalloc_buffer_mapped)
 	EXPECT_STRNE("mismatch", s.verdict) TH_LOG("%s", self->report);
 	snprintf(want, sizeof(want), " iova %#llx pfn %#lx 4K writable",
 		 dma & ~(unsigned long long)(pd_page_size() - 1), pfn);
-	if (iommu_walks()) {
+	if (pd_iommu_walks()) {
 		EXPECT_EQ(1, iommu_lines(self->report, want, "(page_detective_dma)", NULL, 0))
 			TH_LOG("%s", self->report);
 	} else {
@@ -484,7 +475,7 @@ static int expect_iommu_culprit(struct __test_metadata *_metadata,
 {
 	char want[320];
 
-	if (!iommu_walks()) {
+	if (!pd_iommu_walks()) {
 		expect_iommu_not_known(_metadata, report);
 		return 0;
 	}
@@ -836,7 +827,7 @@ TEST_F(iommu, range_storm_frees_tables)
 	pid_t child;
 	char *buf;
 
-	if (!iommu_walks())
+	if (!pd_iommu_walks())
 		SKIP(return, "this kernel's IOMMU core cannot describe its tables (6.12)");
 	buf = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, buf);
@@ -912,7 +903,7 @@ TEST_F(iommu, identity_domain_counted_once)
 	char want[320];
 	int n;
 
-	if (!iommu_walks())
+	if (!pd_iommu_walks())
 		SKIP(return, "this kernel's IOMMU core cannot describe its tables (6.12)");
 	ASSERT_EQ(0, pd_write_file("/sys/bus/pci/drivers/page_detective_dma/unbind",
 				   self->bdf));
@@ -1121,7 +1112,7 @@ TEST_F(iommufd, ioas_map_on_mock_domain)
 	EXPECT_TRUE(pd_has_line(self->report, "pins: ", "pins: 1 "))
 		TH_LOG("%s", self->report);
 	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
-	if (!iommu_walks()) {
+	if (!pd_iommu_walks()) {
 		expect_iommu_not_known(_metadata, self->report);
 		return;
 	}

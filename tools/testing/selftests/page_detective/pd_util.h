@@ -294,6 +294,16 @@ static inline int pd_kernel_version(void)
 }
 
 /*
+ * Whether the IOMMU core describes its domains' tables (iommu: lines of
+ * leaves, identity domains, devices behind no IOMMU): 7.2's does, through
+ * generic_pt; 6.12's cannot, and the report says the mappings are not known.
+ */
+static inline bool pd_iommu_walks(void)
+{
+	return pd_kernel_version() >= 702;
+}
+
+/*
  * Whether the running kernel keeps no per-page mapcounts
  * (CONFIG_NO_PAGE_MAPCOUNT): a large folio's mapcount is then judged at
  * folio level, and /proc/kpagecount shows a per-page average.
