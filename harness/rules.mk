@@ -11,8 +11,8 @@ export BUILD := $(ROOT)/build/$(BASE)
 # clones of this repository (CI's fresh ones) share each other's hits.
 export CCACHE_BASEDIR := $(ROOT)/build
 # The shared build cache: ccache results of main's kernels in ../shared/ccache,
-# beside this clone, where it exists (see README, "The build cache"); ccache
-# reads it after its local cache, and never writes it.  A
+# beside this clone, where it exists (see harness/README.md, "The build
+# cache"); ccache reads it after its local cache, and never writes it.  A
 # CCACHE_REMOTE_STORAGE of your own takes its place.
 SHARED_CCACHE := $(realpath $(ROOT)/../shared/ccache)
 ifneq ($(SHARED_CCACHE),)

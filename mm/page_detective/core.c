@@ -69,8 +69,13 @@ static struct dentry *pd_dir;
 
 /* ---- Input --------------------------------------------------------------- */
 
-/* The next white-space separated word of *@cur, "" at the end. */
-static char *pd_next_word(char **cur)
+/**
+ * pd_next_word - cut the next white-space separated word off a line
+ * @cur: where the rest of the line begins; moved past the word
+ *
+ * Return: the word, NUL-terminated in place; "" at the end of the line.
+ */
+char *pd_next_word(char **cur)
 {
 	char *word = skip_spaces(*cur), *end = word;
 
@@ -81,29 +86,57 @@ static char *pd_next_word(char **cur)
 	return word;
 }
 
+/**
+ * pd_parse_number - parse a number of the input
+ * @word: decimal, or hexadecimal after "0x"; no sign, no octal
+ * @val: the number
+ *
+ * Return: 0, or -EINVAL if @word is not such a number or overflows.
+ */
+int pd_parse_number(const char *word, u64 *val)
+{
+	if (!isdigit(*word))
+		return -EINVAL;
+	return kstrtou64(word, word[0] == '0' && tolower(word[1]) == 'x' ?
+			 16 : 10, val);
+}
+
 /*
- * Parse @nr numbers, each decimal or 0x-prefixed hexadecimal, then the
- * option "quick" if it is there; separated and optionally surrounded by
- * white space.  No sign, no octal, no overflow, nothing else on the line.
+ * Parse @nr numbers (pd_parse_number()), then the option "quick" if it is
+ * there; separated and optionally surrounded by white space.  Nothing else
+ * on the line.
  */
 static int pd_parse_query(char *input, u64 *val, int nr, bool *quick)
 {
 	char *word;
 	int i;
 
-	for (i = 0; i < nr; i++) {
-		word = pd_next_word(&input);
-		if (!isdigit(*word))
+	for (i = 0; i < nr; i++)
+		if (pd_parse_number(pd_next_word(&input), &val[i]))
 			return -EINVAL;
-		if (kstrtou64(word, word[0] == '0' && tolower(word[1]) == 'x' ?
-			      16 : 10, &val[i]))
-			return -EINVAL;
-	}
 	word = pd_next_word(&input);
 	*quick = !strcmp(word, "quick");
 	if (*quick)
 		word = pd_next_word(&input);
 	return *word ? -EINVAL : 0;
+}
+
+/**
+ * pd_print_invalid - say that the input is not what @name expects
+ * @q: the query
+ * @name: the file's name
+ * @expected: what it expects
+ *
+ * The input is quoted escaped, and only its start if it is long.
+ */
+void pd_print_invalid(struct pd_query *q, const char *name,
+		      const char *expected)
+{
+	size_t len = strlen(q->input);
+
+	seq_buf_printf(&q->s, "%s: invalid input \"%*pE%s\", expected %s\n",
+		       name, (int)min_t(size_t, len, PD_INPUT_QUOTED), q->input,
+		       len > PD_INPUT_QUOTED ? "..." : "", expected);
 }
 
 /* ---- The report ---------------------------------------------------------- */
@@ -223,11 +256,20 @@ void pd_print_kaddr(struct pd_query *q, unsigned long addr)
 	};
 }
 
-/* Whether the line at @line goes to the log: see log_full. */
-static bool pd_line_logged(const char *line)
+/*
+ * Whether the line at @line, @len bytes, goes to the log: see log_full.  Of
+ * a batch, the log has the pages that are not "ok", and the totals.
+ */
+static bool pd_line_logged(const char *line, size_t len)
 {
+	static const char ok[] = " verdict=ok";
+
+	if (str_has_prefix(line, "batch page: "))
+		return log_full && !(len >= strlen(ok) &&
+				     !memcmp(line + len - strlen(ok), ok, strlen(ok)));
 	return log_full || str_has_prefix(line, "verdict: ") ||
-	       str_has_prefix(line, "summary: ");
+	       str_has_prefix(line, "summary: ") ||
+	       str_has_prefix(line, "batch: ");
 }
 
 /*
@@ -254,7 +296,7 @@ static void pd_log_lines(struct pd_query *q, unsigned int max)
 			pos = ka->offset + ka->len;
 		}
 		seq_buf_printf(&line, "%.*s", (int)(end - pos), text + pos);
-		if (pd_line_logged(text + start))
+		if (pd_line_logged(text + start, end - start))
 			pr_info("%s\n", seq_buf_str(&line));
 		start = end + 1;
 	}
@@ -262,7 +304,7 @@ static void pd_log_lines(struct pd_query *q, unsigned int max)
 
 static void pd_report_release(struct kref *ref)
 {
-	kfree(container_of(ref, struct pd_report, ref));
+	kvfree(container_of(ref, struct pd_report, ref));
 }
 
 static void pd_report_put(struct pd_report *report)
@@ -315,7 +357,7 @@ static struct pd_report *pd_publish(struct pd_command *cmd, struct pd_query *q)
 	if (seq_buf_has_overflowed(&q->s))
 		pr_warn("%s: the report above is truncated\n", cmd->name);
 
-	report = kmalloc(struct_size(report, text, len), GFP_KERNEL);
+	report = kvmalloc(struct_size(report, text, len), GFP_KERNEL);
 	if (!report)
 		return NULL;
 	kref_init(&report->ref);
@@ -357,12 +399,19 @@ static void pd_summary_counts(struct pd_query *q, unsigned long *user,
 	*processes = mms;
 }
 
-/* The whole report on the page at q->pfn. */
-static int pd_report_pfn(struct pd_query *q)
+/**
+ * pd_report_pfn - the whole report on the page at q->pfn
+ * @q: the query, with q->pfn set
+ *
+ * Its summary line is in q->summary too.  Might sleep.
+ *
+ * Return: 0, -EINVAL if q->pfn is not online memory, -EAGAIN if its folio
+ * kept changing, -EINTR on a fatal signal (the report is then summarized).
+ */
+int pd_report_pfn(struct pd_query *q)
 {
-	unsigned long user, rmap;
-	unsigned int processes, culprits, i;
-	const char *verdict;
+	struct pd_summary *sum = &q->summary;
+	unsigned int i;
 	int err;
 
 	/* Before the page is pinned: see pd_kernel_mappings(). */
@@ -386,7 +435,7 @@ static int pd_report_pfn(struct pd_query *q)
 		q->source_ns[i] = local_clock() - start;
 	}
 	pd_note_refcount(q);
-	verdict = pd_verdict(q, &culprits);
+	sum->verdict = pd_verdict(q, &sum->culprits);
 	seq_buf_printf(&q->s,
 		       "cost: %lu page-table entries in %lu PTE tables in %llu us, longest mmap lock hold %llu us (%llu us not switched out), longest VMA lock hold %llu us (%llu us not switched out); kernel page tables %llu us; rmap %llu us; verdict %llu us",
 		       q->entries, q->tables, div_u64(q->scan_ns, NSEC_PER_USEC),
@@ -401,16 +450,16 @@ static int pd_report_pfn(struct pd_query *q)
 		seq_buf_printf(&q->s, "; %s %llu us", pd_sources[i]->name,
 			       div_u64(q->source_ns[i], NSEC_PER_USEC));
 	seq_buf_putc(&q->s, '\n');
-	pd_summary_counts(q, &user, &rmap, &processes);
+	pd_summary_counts(q, &sum->user, &sum->rmap, &sum->processes);
 	seq_buf_printf(&q->s,
 		       "summary: pfn=%#lx refcount=%d mapcount=%d kernel_mappings=%u user_mappings=%lu processes=%u memcg=",
 		       q->pfn, q->refcount, q->folio_level ? -1 : q->mapcount,
-		       q->kernel_mappings, user, processes);
+		       q->kernel_mappings, sum->user, sum->processes);
 	/* A cgroup's name is anyone's who may make one: no space in it here. */
 	pd_print_untrusted(&q->s, q->memcg, " ");
 	seq_buf_printf(&q->s,
 		       " verdict=%s rmap_mappings=%lu culprits=%u level=%s",
-		       verdict, rmap, culprits,
+		       sum->verdict, sum->rmap, sum->culprits,
 		       q->folio_level ? "folio" : "page");
 	for (i = 0; i < PD_NR_SOURCES; i++)
 		if (pd_sources[i]->summary)
@@ -422,14 +471,15 @@ static int pd_report_pfn(struct pd_query *q)
 	return q->interrupted ? -EINTR : 0;
 }
 
+/* One address: the page's report; more, or a range: a batch's. */
 static int pd_phys(struct pd_query *q, char *input)
 {
 	u64 paddr;
 
 	if (pd_parse_query(input, &paddr, 1, &q->quick)) {
-		seq_buf_printf(&q->s, "phys: invalid input \"%*pE\", expected PADDR [quick]\n",
-			       (int)strlen(q->input), q->input);
-		return -EINVAL;
+		/* Cut up by the parse: the batch parses it again, whole. */
+		strscpy(input, q->input, PD_INPUT_MAX + 1);
+		return pd_phys_batch(q, input);
 	}
 	q->pfn = PHYS_PFN(paddr);
 	return pd_report_pfn(q);
@@ -444,8 +494,7 @@ static int pd_virt(struct pd_query *q, char *input)
 	int err;
 
 	if (pd_parse_query(input, val, 2, &q->quick)) {
-		seq_buf_printf(&q->s, "virt: invalid input \"%*pE\", expected PID VADDR [quick]\n",
-			       (int)strlen(q->input), q->input);
+		pd_print_invalid(q, "virt", "PID VADDR [quick]");
 		return -EINVAL;
 	}
 	if (val[0] > PID_MAX_LIMIT) {
@@ -506,7 +555,58 @@ static int pd_copy_input(struct pd_query *q, const char *name,
 	return 0;
 }
 
-static struct pd_query *pd_query_alloc(void)
+/**
+ * pd_query_report_size - give the query's report room for @size bytes
+ * @q: the query, which has not written its report yet
+ * @size: more than PD_REPORT_MAX
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int pd_query_report_size(struct pd_query *q, size_t size)
+{
+	char *buf;
+
+	if (WARN_ON_ONCE(seq_buf_used(&q->s)))
+		return -EINVAL;
+	buf = kvzalloc(size, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	kvfree(q->s.buffer);
+	seq_buf_init(&q->s, buf, size);
+	return 0;
+}
+
+/**
+ * pd_append_report - put another query's report into this one's
+ * @q: the query
+ * @from: the other query, summarized
+ *
+ * The kernel addresses of @from stay kernel addresses of @q: hashed in the
+ * log.
+ */
+void pd_append_report(struct pd_query *q, struct pd_query *from)
+{
+	const char *text = seq_buf_str(&from->s);
+	size_t len = seq_buf_used(&from->s), pos = 0;
+	unsigned int k;
+
+	for (k = 0; k < from->nr_kaddrs; k++) {
+		const struct pd_kaddr *ka = &from->kaddrs[k];
+
+		seq_buf_printf(&q->s, "%.*s", (int)(ka->offset - pos),
+			       text + pos);
+		pd_print_kaddr(q, ka->addr);
+		pos = ka->offset + ka->len;
+	}
+	seq_buf_printf(&q->s, "%.*s", (int)(len - pos), text + pos);
+}
+
+/**
+ * pd_query_alloc - a new query, with an empty report
+ *
+ * Return: the query, or NULL.
+ */
+struct pd_query *pd_query_alloc(void)
 {
 	struct pd_query *q;
 	char *buf;
@@ -524,11 +624,37 @@ static struct pd_query *pd_query_alloc(void)
 	return q;
 }
 
-static void pd_query_free(struct pd_query *q)
+/* What a query holds: the mms and mappings it met, and the page's pin. */
+static void pd_query_release(struct pd_query *q)
 {
 	pd_mappings_free(q);
 	if (q->folio)
 		folio_put(q->folio);
+}
+
+/**
+ * pd_query_reset - make a query new again, keeping its report's buffer
+ * @q: the query
+ */
+void pd_query_reset(struct pd_query *q)
+{
+	struct seq_buf s = q->s;
+
+	pd_query_release(q);
+	memset(q, 0, sizeof(*q));
+	seq_buf_init(&q->s, s.buffer, s.size);
+	pd_mappings_init(q);
+}
+
+/**
+ * pd_query_free - free a query
+ * @q: the query, or NULL
+ */
+void pd_query_free(struct pd_query *q)
+{
+	if (!q)
+		return;
+	pd_query_release(q);
 	kvfree(q->s.buffer);
 	kvfree(q);
 }
@@ -542,13 +668,17 @@ static ssize_t pd_write(struct file *file, const char __user *ubuf,
 {
 	struct pd_file *f = file->private_data;
 	struct pd_report *report;
-	char input[PD_INPUT_MAX + 1];
 	struct pd_query *q;
-	int err;
+	char *input = NULL;
+	int err = -ENOMEM;
 
 	q = pd_query_alloc();
-	if (!q)
-		return -ENOMEM;
+	/* The input as written, then a copy that the query may cut up. */
+	if (q)
+		q->input = kzalloc(2 * (PD_INPUT_MAX + 1), GFP_KERNEL);
+	if (!q || !q->input)
+		goto free;
+	input = q->input + PD_INPUT_MAX + 1;
 	/*
 	 * Before the query lock: a fault on the buffer can take as long as
 	 * its writer likes (userfaultfd), and other queries must not wait.
@@ -559,7 +689,7 @@ static ssize_t pd_write(struct file *file, const char __user *ubuf,
 		goto free;
 	}
 	if (!err) {
-		/* The query may cut its input up; errors quote it whole. */
+		/* Errors quote the input whole. */
 		memcpy(input, q->input, count + 1);
 		err = f->cmd->query(q, input);
 	}
@@ -577,6 +707,8 @@ static ssize_t pd_write(struct file *file, const char __user *ubuf,
 	f->unread = true;
 	mutex_unlock(&f->lock);
 free:
+	if (q)
+		kfree(q->input);
 	pd_query_free(q);
 	return err ?: count;
 }

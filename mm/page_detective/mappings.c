@@ -122,6 +122,31 @@ static int pd_cmp_ptr(const void *a, const void *b)
 }
 
 /**
+ * pd_map_see - record that a source saw the mapping at @addr in @pdm
+ * @q: the query
+ * @pdm: the mm, as pd_mm_get() gave it
+ * @addr: the user address of the page in that mm
+ * @entry: its page-table entry, kept by the first source to see it
+ * @level: its level, likewise
+ * @seen: what saw it: PD_SEEN_*
+ *
+ * Might sleep.
+ */
+void pd_map_see(struct pd_query *q, struct pd_mm *pdm, unsigned long addr,
+		const void *entry, const char *level, unsigned int seen)
+{
+	struct pd_map *map = pd_map_get(q, pdm, addr);
+
+	if (!map)
+		return;
+	if (!map->seen) {
+		map->entry = entry;
+		map->level = level;
+	}
+	map->seen |= seen;
+}
+
+/**
  * pd_count_entries - how many page-table entries map the page
  * @q: the query
  * @seen: count the mappings with any of these PD_SEEN_* bits

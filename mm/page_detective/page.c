@@ -187,6 +187,37 @@ static void pd_find_memcg(struct pd_query *q, struct folio *folio)
 #endif
 
 /*
+ * What the page is, in a word, for a batch's line per page: @folio pinned,
+ * or NULL, when its refcount was zero.
+ */
+static const char *pd_page_kind(struct pd_query *q, struct folio *folio)
+{
+	struct folio *f = folio ?: page_folio(q->page);
+
+	if (is_zero_pfn(q->pfn))
+		return "zero";
+	if (!folio && !pd_folio_typed(f))
+		return "free";
+	if (folio_test_hugetlb(f))
+		return "hugetlb";
+	if (folio_test_slab(f))
+		return "slab";
+	if (PageTable(&f->page))
+		return "pagetable";
+	if (pd_folio_typed(f))
+		return "typed";
+	if (folio_test_ksm(f))
+		return "ksm";
+	if (folio_test_anon(f))
+		return "anon";
+	if (folio_test_swapcache(f))
+		return "swapcache";
+	if (READ_ONCE(f->mapping))
+		return folio_test_swapbacked(f) ? "shmem" : "file";
+	return "kernel";
+}
+
+/*
  * Describe the page at q->pfn, pinned as @folio, or not pinned (NULL): then
  * q->snapshot says why.
  */
@@ -293,6 +324,7 @@ int pd_describe_page(struct pd_query *q)
 	/* Nothing pins a free or frozen page: this is all a snapshot. */
 	if (!folio)
 		q->snapshot = pd_unpinned_reason(q->page);
+	q->summary.kind = pd_page_kind(q, folio);
 	pd_print_page(q, folio);
 	if (!folio) {
 		q->refcount = folio_ref_count(page_folio(q->page));

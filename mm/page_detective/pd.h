@@ -13,6 +13,7 @@
  *            the host page tables
  * dma.c      what devices can DMA into the page, from the IOMMUs' tables
  * dma_api.c  what the DMA API has mapped of the page, from dma-debug
+ * batch.c    many pages in one query: one scan for all, a verdict each
  *
  * secondary.c, dma.c and dma_api.c are sources of mappings beyond the CPU's page
  * tables (struct pd_source), which the report and the verdict iterate.
@@ -32,8 +33,12 @@
 #include <linux/swap.h>
 #include <linux/leafops.h>	/* after swap.h, which it needs */
 
-/* A query is one short line: "PID VADDR" or "PADDR", and "quick". */
-#define PD_INPUT_MAX		64
+/*
+ * A query is one line: "PID VADDR" or "PADDR", or many physical addresses
+ * and ranges (batch.c), and "quick".  Errors quote its start.
+ */
+#define PD_INPUT_MAX		SZ_32K
+#define PD_INPUT_QUOTED		64
 #define PD_REPORT_MAX		SZ_64K
 /* The most a name userspace chose takes in the report: pd_print_untrusted(). */
 #define PD_NAME_MAX		2048
@@ -138,6 +143,8 @@ struct pd_pending {
 	const char *note;		/* why it is not counted, or NULL */
 	bool outside_vma;
 	bool shared_table;
+	/* The leaf: it maps [pfn, pfn + nr) from @base; see pd_leaf_maps(). */
+	unsigned long pfn, nr, base;
 };
 
 /* A mapping of a secondary MMU, of the page or of an address that maps it. */
@@ -190,12 +197,23 @@ struct pd_holds {
 	u64 longest_unswitched_ns;
 };
 
+/* What the summary line of a one-page report says: pd_report_pfn(). */
+struct pd_summary {
+	const char *verdict;
+	const char *kind;		/* what the page is, in a word */
+	unsigned long user, rmap;	/* mappings found */
+	unsigned int processes, culprits;
+};
+
+struct pd_batch;
+
 /* The state of one query, from the input to the summary line. */
 struct pd_query {
-	char input[PD_INPUT_MAX + 1];	/* as written */
+	char *input;			/* as written: the file's query's */
 	bool quick;			/* the reverse map only, no scan */
 	struct seq_buf s;		/* the report */
 	bool summarized;		/* it has its summary line */
+	struct pd_summary summary;
 	struct pd_kaddr kaddrs[PD_KADDRS_MAX];
 	unsigned int nr_kaddrs;
 
@@ -215,6 +233,13 @@ struct pd_query {
 	 */
 	bool folio_level;
 	unsigned long first_pfn, nr_pfns;
+	/*
+	 * Of a batch (batch.c): in the query that scans for its pages, what
+	 * it looks for (then first_pfn and nr_pfns bound them); in the query
+	 * of one of them, the scan that looked for it.
+	 */
+	struct pd_batch *targets;
+	const struct pd_batch *batch;
 	char memcg[PATH_MAX];
 	char path[PATH_MAX];		/* scratch, for d_path() */
 
@@ -295,9 +320,14 @@ static inline bool pd_softleaf_counted(softleaf_t entry)
 	return softleaf_is_device_exclusive(entry);
 }
 
+bool pd_batch_looks_for(const struct pd_batch *b, unsigned long pfn,
+			unsigned long nr);
+
 /* Whether a mapping of @pfn is one the query counts. */
 static inline bool pd_pfn_counted(const struct pd_query *q, unsigned long pfn)
 {
+	if (q->targets)
+		return pd_batch_looks_for(q->targets, pfn, 1);
 	return pfn - q->first_pfn < q->nr_pfns;
 }
 
@@ -327,7 +357,8 @@ extern const struct pd_source pd_dma_api_source;
 /*
  * Whether a huge leaf mapping @nr pages from @first at @base maps a page the
  * query counts, and at which address: q->pfn's if it maps q->pfn, else (at
- * folio level) the first counted page's.  A huge leaf is one mapping.
+ * folio level) the first counted page's.  A huge leaf is one mapping.  The
+ * scan of a batch keeps each leaf whole, at @base: each page's query tells.
  */
 static inline bool pd_leaf_maps(const struct pd_query *q, unsigned long first,
 				unsigned long nr, unsigned long base,
@@ -335,6 +366,10 @@ static inline bool pd_leaf_maps(const struct pd_query *q, unsigned long first,
 {
 	unsigned long pfn = q->pfn;
 
+	if (q->targets) {
+		*addr = base;
+		return pd_batch_looks_for(q->targets, first, nr);
+	}
 	if (pfn - first >= nr) {
 		if (first + nr <= q->first_pfn ||
 		    first >= q->first_pfn + q->nr_pfns)
@@ -351,6 +386,16 @@ void pd_print_untrusted(struct seq_buf *s, const char *str, const char *esc);
 bool pd_report_has_room(struct pd_query *q, size_t end);
 void pd_task_comm(char *buf, struct task_struct *task);
 void pd_print_leaf_size(struct seq_buf *s, unsigned long nr_pages);
+char *pd_next_word(char **cur);
+int pd_parse_number(const char *word, u64 *val);
+void pd_print_invalid(struct pd_query *q, const char *name,
+		      const char *expected);
+int pd_report_pfn(struct pd_query *q);
+struct pd_query *pd_query_alloc(void);
+void pd_query_reset(struct pd_query *q);
+void pd_query_free(struct pd_query *q);
+int pd_query_report_size(struct pd_query *q, size_t size);
+void pd_append_report(struct pd_query *q, struct pd_query *from);
 
 /* page.c */
 int pd_describe_page(struct pd_query *q);
@@ -368,6 +413,13 @@ int pd_kernel_lookup(struct pd_query *q, unsigned long vaddr,
 
 /* user.c */
 void pd_user_mappings(struct pd_query *q);
+void pd_scan_processes(struct pd_query *q);
+void pd_list_user_mapping(struct pd_query *q, struct pd_mm *pdm,
+			  const struct pd_pending *p,
+			  struct vm_area_struct *vma);
+void pd_record_user_mapping(struct pd_query *q, struct pd_mm *pdm,
+			    const struct pd_pending *p);
+void pd_print_user_totals(struct pd_query *q);
 int pd_read_entry(struct mm_struct *mm, unsigned long addr,
 		  struct pd_leaf *leaf);
 int pd_virt_user(struct pd_query *q, pid_t nr, unsigned long vaddr,
@@ -387,10 +439,18 @@ void pd_mappings_free(struct pd_query *q);
 struct pd_mm *pd_mm_get(struct pd_query *q, struct mm_struct *mm);
 struct pd_map *pd_map_get(struct pd_query *q, struct pd_mm *pdm,
 			  unsigned long addr);
+void pd_map_see(struct pd_query *q, struct pd_mm *pdm, unsigned long addr,
+		const void *entry, const char *level, unsigned int seen);
 unsigned long pd_count_entries(struct pd_query *q, unsigned int seen);
 
 /* dma.c */
 const char *pd_dma_unowned(struct pd_query *q);
+
+/* batch.c */
+int pd_phys_batch(struct pd_query *q, char *input);
+void pd_batch_keep(struct pd_batch *b, struct pd_mm *pdm,
+		   const struct pd_pending *p);
+bool pd_batch_replay(struct pd_query *q);
 
 /* verdict.c */
 const char *pd_verdict(struct pd_query *q, unsigned int *culprits);

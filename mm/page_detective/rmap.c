@@ -220,7 +220,6 @@ static void pd_rmap_record(struct pd_query *q, struct pd_rmap_walk *rw,
 	for (i = 0; i < rw->nr; i++) {
 		struct pd_hit *hit = &rw->hits[i];
 		struct pd_mm *pdm = pd_mm_get(q, hit->mm);
-		struct pd_map *map;
 
 		if (!pdm)
 			continue;
@@ -229,14 +228,8 @@ static void pd_rmap_record(struct pd_query *q, struct pd_rmap_walk *rw,
 				(struct pd_candidate) { pdm, hit->addr };
 			continue;
 		}
-		map = pd_map_get(q, pdm, hit->addr);
-		if (!map)
-			continue;
-		if (!map->seen) {
-			map->entry = hit->entry;
-			map->level = hit->level;
-		}
-		map->seen |= PD_SEEN_RMAP(pass);
+		pd_map_see(q, pdm, hit->addr, hit->entry, hit->level,
+			   PD_SEEN_RMAP(pass));
 	}
 }
 

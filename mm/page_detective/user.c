@@ -149,35 +149,46 @@ void pd_print_leaf(struct seq_buf *s, const struct pd_leaf *leaf)
 /* ---- The scan ------------------------------------------------------------ */
 
 /*
- * A mapping of q->pfn at @addr: @note says why the mapcount does not count
- * it.  Found under a page-table lock, it is recorded by pd_flush_found().
+ * A leaf that maps the @nr pages from @pfn at @base: if it maps a page the
+ * query counts (pd_leaf_maps()), a mapping of it, which @note says why the
+ * mapcount does not count.  Found under a page-table lock, it is recorded
+ * by pd_flush_found().
  */
-static struct pd_pending *pd_found(struct pd_mm_walk *w, unsigned long addr,
+static struct pd_pending *pd_found(struct pd_mm_walk *w, unsigned long pfn,
+				   unsigned long nr, unsigned long base,
 				   const void *entry, const char *level,
 				   const char *note, bool outside_vma)
 {
 	struct pd_query *q = w->q;
 	struct pd_pending *p;
+	unsigned long addr;
 
+	if (!pd_leaf_maps(q, pfn, nr, base, &addr))
+		return NULL;
 	if (WARN_ON_ONCE(q->nr_pending == PD_PENDING_MAX))
 		return NULL;
 	p = &q->pending[q->nr_pending++];
 	*p = (struct pd_pending) {
 		.addr = addr, .entry = entry, .level = level, .note = note,
-		.outside_vma = outside_vma,
+		.outside_vma = outside_vma, .pfn = pfn, .nr = nr, .base = base,
 	};
 	return p;
 }
 
-/*
- * The "user:" line of @p, found in the VMA being walked, or outside every
- * VMA, under the lock that keeps that VMA.
+/**
+ * pd_list_user_mapping - the "user:" line of a mapping found by the scan
+ * @q: the query
+ * @pdm: the mm it is in
+ * @p: the mapping
+ * @vma: the VMA it is in, whose lock the caller holds; NULL to look it up
+ *
+ * Mapping lines stop where they would leave no room for the lines that end
+ * the report; those left out are counted.  Might sleep.
  */
-static void pd_list_found(struct pd_mm_walk *w, const struct pd_pending *p)
+void pd_list_user_mapping(struct pd_query *q, struct pd_mm *pdm,
+			  const struct pd_pending *p,
+			  struct vm_area_struct *vma)
 {
-	struct pd_query *q = w->q;
-
-	/* Leave room for the lines that end the report. */
 	if (q->nr_listed == PD_LISTED_MAX ||
 	    !pd_report_has_room(q, PD_LISTS_END)) {
 		q->unlisted++;
@@ -185,24 +196,46 @@ static void pd_list_found(struct pd_mm_walk *w, const struct pd_pending *p)
 	}
 	q->nr_listed++;
 	seq_buf_printf(&q->s, "user: pid %d (%s) %#lx %s ",
-		       w->pdm->tgid, w->pdm->comm, p->addr, p->level);
+		       pdm->tgid, pdm->comm, p->addr, p->level);
 	if (p->note)
 		seq_buf_printf(&q->s, "(%s, not counted) ", p->note);
 	if (p->outside_vma)
 		seq_buf_puts(&q->s, "(outside every VMA) ");
 	if (p->shared_table)
 		seq_buf_puts(&q->s, "(page table shared) ");
-	if (mm_flags_test(MMF_MULTIPROCESS, w->pdm->mm))
+	if (mm_flags_test(MMF_MULTIPROCESS, pdm->mm))
 		seq_buf_puts(&q->s, "(mm shared with other processes) ");
-	if (!p->outside_vma)
-		pd_print_vma_name(q, w->vma);
+	if (vma)
+		pd_print_vma_name(q, vma);
+	else if (!p->outside_vma)
+		pd_print_mm_vma_name(q, pdm->mm, p->addr);
 	seq_buf_putc(&q->s, '\n');
 }
 
+/**
+ * pd_record_user_mapping - record a mapping found by the scan
+ * @q: the query
+ * @pdm: the mm it is in
+ * @p: the mapping, listed first by pd_list_user_mapping()
+ *
+ * A counted one is recorded with PD_SEEN_SCAN for the verdict; the others
+ * are only counted.  Might sleep.
+ */
+void pd_record_user_mapping(struct pd_query *q, struct pd_mm *pdm,
+			    const struct pd_pending *p)
+{
+	if (p->note) {
+		q->other_mappings++;
+		return;
+	}
+	pd_map_see(q, pdm, p->addr, p->entry, p->level,
+		   PD_SEEN_SCAN | (p->outside_vma ? PD_SEEN_OUTSIDE_VMA : 0));
+}
+
 /*
- * Record and list what the walk found since the last call.  Under the lock
- * that keeps the VMA, which its name needs, and under no spinlock, as it
- * allocates.
+ * Record and list what the walk found since the last call, or, scanning for
+ * a batch, keep it for each page's query.  Under the lock that keeps the
+ * VMA, which its name needs, and under no spinlock, as it allocates.
  */
 static void pd_flush_found(struct pd_mm_walk *w)
 {
@@ -211,24 +244,14 @@ static void pd_flush_found(struct pd_mm_walk *w)
 
 	for (i = 0; i < q->nr_pending; i++) {
 		struct pd_pending *p = &q->pending[i];
-		struct pd_map *map;
 
 		w->found++;
-		pd_list_found(w, p);
-		if (p->note) {
-			q->other_mappings++;
+		if (q->targets) {
+			pd_batch_keep(q->targets, w->pdm, p);
 			continue;
 		}
-		map = pd_map_get(q, w->pdm, p->addr);
-		if (!map)
-			continue;
-		if (!map->seen) {
-			map->entry = p->entry;
-			map->level = p->level;
-		}
-		map->seen |= PD_SEEN_SCAN;
-		if (p->outside_vma)
-			map->seen |= PD_SEEN_OUTSIDE_VMA;
+		pd_list_user_mapping(q, w->pdm, p, p->outside_vma ? NULL : w->vma);
+		pd_record_user_mapping(q, w->pdm, p);
 	}
 	q->nr_pending = 0;
 }
@@ -274,8 +297,8 @@ static void pd_user_swap_entry(struct pd_mm_walk *w, unsigned long addr,
 			       const void *ptr, softleaf_t entry,
 			       const char *level, bool outside_vma)
 {
-	if (softleaf_has_pfn(entry) && pd_pfn_counted(w->q, softleaf_to_pfn(entry)))
-		pd_found(w, addr, ptr, level,
+	if (softleaf_has_pfn(entry))
+		pd_found(w, softleaf_to_pfn(entry), 1, addr, ptr, level,
 			 pd_softleaf_counted(entry) ? NULL : pd_swap_entry_kind(entry),
 			 outside_vma);
 }
@@ -285,7 +308,6 @@ static int pd_user_pud(pud_t *pud, unsigned long addr, unsigned long next,
 {
 	struct pd_mm_walk *w = walk->private;
 	pud_t val = pudp_get(pud);
-	unsigned long at;
 
 	if (!pud_present(val) || !pud_leaf(val))
 		return 0;
@@ -296,11 +318,9 @@ static int pd_user_pud(pud_t *pud, unsigned long addr, unsigned long next,
 	 * ZONE_DEVICE pages.  Hugetlb's go to the hugetlb callback.
 	 */
 	walk->action = ACTION_CONTINUE;
-	if (pd_leaf_maps(w->q, pud_pfn(val), PUD_SIZE >> PAGE_SHIFT,
-			 addr & PUD_MASK, &at)) {
-		pd_found(w, at, pud, "pud", "special", false);
-		pd_flush_found(w);
-	}
+	pd_found(w, pud_pfn(val), PUD_SIZE >> PAGE_SHIFT, addr & PUD_MASK, pud,
+		 "pud", "special", false);
+	pd_flush_found(w);
 	return 0;
 }
 
@@ -367,7 +387,8 @@ static void pd_user_pte(struct pd_mm_walk *w, struct vm_area_struct *vma,
 			return;
 		counted = vma ? !!vm_normal_page(vma, addr, pte) :
 				!pte_special(pte) && !is_zero_pfn(pte_pfn(pte));
-		pd_found(w, addr, ptep, "pte", counted ? NULL : "special", !vma);
+		pd_found(w, pte_pfn(pte), 1, addr, ptep, "pte",
+			 counted ? NULL : "special", !vma);
 	} else if (!pte_none(pte)) {
 		pd_user_swap_entry(w, addr, ptep, softleaf_from_pte(pte), "pte",
 				   !vma);
@@ -520,7 +541,7 @@ static int pd_user_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
 {
 	struct pd_mm_walk *w = walk->private;
 	pmd_t val = pmdp_get(pmd);
-	unsigned long at;
+	struct pd_pending *p;
 
 	if (pd_should_let_go(w, walk->mm)) {
 		w->resume = addr;
@@ -549,13 +570,11 @@ static int pd_user_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
 
 	/* A huge PMD: the mmap lock keeps a PTE table from becoming one. */
 	w->q->entries++;
-	if (pd_leaf_maps(w->q, pmd_pfn(val), PMD_SIZE >> PAGE_SHIFT,
-			 addr & PMD_MASK, &at)) {
-		pd_found(w, at, pmd, "pmd",
-			 pd_pmd_counted(walk->vma, addr, val) ? NULL : "special",
-			 false);
-		pd_flush_found(w);
-	}
+	p = pd_found(w, pmd_pfn(val), PMD_SIZE >> PAGE_SHIFT, addr & PMD_MASK,
+		     pmd, "pmd", NULL, false);
+	if (p && !pd_pmd_counted(walk->vma, addr, val))
+		p->note = "special";
+	pd_flush_found(w);
 	return 0;
 }
 
@@ -575,7 +594,6 @@ static int pd_user_hugetlb(pte_t *pte, unsigned long hmask, unsigned long addr,
 {
 	struct pd_mm_walk *w = walk->private;
 	pte_t val = huge_ptep_get(walk->mm, addr, pte);
-	unsigned long at;
 
 	if (pd_should_let_go(w, walk->mm)) {
 		w->resume = addr;
@@ -586,11 +604,10 @@ static int pd_user_hugetlb(pte_t *pte, unsigned long hmask, unsigned long addr,
 	addr &= hmask;
 	w->q->entries++;
 	if (pte_present(val)) {
-		struct pd_pending *p = NULL;
+		struct pd_pending *p;
 
-		if (pd_leaf_maps(w->q, pte_pfn(val), (~hmask + 1) >> PAGE_SHIFT,
-				 addr, &at))
-			p = pd_found(w, at, pte, "hugetlb", NULL, false);
+		p = pd_found(w, pte_pfn(val), (~hmask + 1) >> PAGE_SHIFT, addr,
+			     pte, "hugetlb", NULL, false);
 		if (p)
 			p->shared_table = pd_hugetlb_table_shared(pte, hmask);
 	} else if (!huge_pte_none(val)) {
@@ -832,18 +849,16 @@ static struct task_struct *pd_next_process(pid_t *nr)
 }
 
 /**
- * pd_user_mappings - scan every process's page tables for the page
+ * pd_scan_processes - walk every process's page tables for the query's pages
  * @q: the query
  *
- * Each counted mapping found is recorded with PD_SEEN_SCAN; each is listed,
- * counted or not, up to PD_LISTED_MAX.  Might sleep.
+ * What it finds pd_flush_found() records, or keeps for a batch.  Might
+ * sleep; a fatal signal ends it (q->interrupted).
  */
-void pd_user_mappings(struct pd_query *q)
+void pd_scan_processes(struct pd_query *q)
 {
 	u64 start = local_clock();
 	struct task_struct *task;
-	unsigned long counted = 0;
-	struct pd_map *map;
 	pid_t nr = 1;
 
 	while (!q->interrupted && (task = pd_next_process(&nr))) {
@@ -852,6 +867,16 @@ void pd_user_mappings(struct pd_query *q)
 		cond_resched();
 	}
 	q->scan_ns = local_clock() - start;
+}
+
+/**
+ * pd_print_user_totals - the line that ends the list of user mappings
+ * @q: the query, after its scan
+ */
+void pd_print_user_totals(struct pd_query *q)
+{
+	unsigned long counted = 0;
+	struct pd_map *map;
 
 	list_for_each_entry(map, &q->map_list, list)
 		counted += !!(map->seen & PD_SEEN_SCAN);
@@ -862,6 +887,22 @@ void pd_user_mappings(struct pd_query *q)
 		       counted, q->other_mappings, q->processes, q->scanned,
 		       q->kthreads, q->exiting, q->sharing,
 		       q->interrupted ? "; interrupted" : "");
+}
+
+/**
+ * pd_user_mappings - scan every process's page tables for the page
+ * @q: the query
+ *
+ * Each counted mapping found is recorded with PD_SEEN_SCAN; each is listed,
+ * counted or not, up to PD_LISTED_MAX.  A page of a batch takes what the
+ * batch's scan found of it, if that scan looked for all it counts.  Might
+ * sleep.
+ */
+void pd_user_mappings(struct pd_query *q)
+{
+	if (!pd_batch_replay(q))
+		pd_scan_processes(q);
+	pd_print_user_totals(q);
 }
 
 /* ---- One entry ------------------------------------------------------------ */

@@ -1874,7 +1874,11 @@ TEST_F(pd, malformed_input)
 	} bad[] = {
 		{ "phys", "\n" }, { "phys", "abc" }, { "phys", "0x" },
 		{ "phys", "-4096" }, { "phys", "+4096" }, { "phys", "4096 x" },
-		{ "phys", "4096 4096" }, { "phys", "0x1000z" },
+		{ "phys", "4096 x" }, { "phys", "0x1000z" },
+		{ "phys", "0x2000-0x1000" }, { "phys", "0x1000-" },
+		{ "phys", "-0x1000" }, { "phys", "1--2" }, { "phys", "1-2-3" },
+		{ "phys", "quick" }, { "phys", "quick 4096" },
+		{ "phys", "4096 4096 quick quick" }, { "phys", "4096 - 8192" },
 		{ "phys", "99999999999999999999999" },
 		{ "phys", "0x10000000000000000" }, { "phys", "010x" },
 		{ "phys", "0x1000\0", 7 }, { "phys", "\0", 1 },
@@ -1901,14 +1905,15 @@ TEST_F(pd, malformed_input)
 /* Over-long and empty writes. */
 TEST_F(pd, write_sizes)
 {
-	char *big = malloc(2 * self->page_size);
+	char *big = malloc(PD_INPUT_LIMIT + 1);
 	int fd;
 
 	ASSERT_NE(NULL, big);
-	memset(big, ' ', 2 * self->page_size);
+	memset(big, ' ', PD_INPUT_LIMIT + 1);
 	big[0] = '1';
-	EXPECT_EQ(-EINVAL, pd_query_len("phys", big, 65, NULL, 0));
-	EXPECT_EQ(-EINVAL, pd_query_len("phys", big, 2 * self->page_size, NULL, 0));
+	/* The limit is 32 KiB, for lists; a byte more is refused. */
+	EXPECT_EQ(-EINVAL, pd_query_len("phys", big, PD_INPUT_LIMIT + 1, NULL, 0));
+	EXPECT_EQ(0, pd_query_len("phys", big, PD_INPUT_LIMIT, NULL, 0));
 	fd = open(PD_DIR "/phys", O_WRONLY);
 	ASSERT_GE(fd, 0);
 	EXPECT_EQ(-1, write(fd, big, 0));
@@ -1939,6 +1944,190 @@ TEST_F(pd, accepted_input_forms)
 	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
 	EXPECT_EQ(paddr / self->page_size, s.pfn);
 	munmap(page, self->page_size);
+}
+
+/* ---- Many pages in one query ------------------------------------------------ */
+
+/*
+ * Check a batch's @report on @nr distinct @pfns of our own private anonymous
+ * memory, and the lines of the first @checked: one line each, in ascending
+ * order, "ok", and what a query of that page alone says, which pagemap and
+ * kpagecount check.
+ */
+static void check_batch_anon(struct __test_metadata *_metadata,
+			     const char *report, const unsigned long *pfns,
+			     int nr, int checked, char *single)
+{
+	struct pd_batch_totals t;
+	struct pd_batch_page p;
+	struct pd_summary s;
+	int i, j;
+
+	ASSERT_EQ(0, pd_parse_batch(report, &t)) TH_LOG("%s", report);
+	EXPECT_EQ(nr, t.pages);
+	EXPECT_EQ(nr, t.ok) TH_LOG("%s", report);
+	EXPECT_EQ(0, t.mismatch);
+	EXPECT_EQ(0, t.not_memory);
+	EXPECT_EQ(1, t.scans);
+	for (i = 0; i < checked; i++) {
+		ASSERT_EQ(1, pd_batch_page(report, pfns[i], &p))
+			TH_LOG("pfn %#lx: %s", pfns[i], report);
+		EXPECT_STREQ("anon", p.kind);
+		EXPECT_STREQ("ok", p.verdict) TH_LOG("%s", report);
+		EXPECT_EQ(1, p.user_mappings) TH_LOG("%s", report);
+		EXPECT_EQ(1, p.rmap_mappings);
+		EXPECT_EQ(1, p.processes);
+		EXPECT_EQ(0, p.culprits);
+		if (!strcmp(p.level, "page"))
+			EXPECT_EQ(kpage_read("kpagecount", pfns[i]), p.mapcount);
+		/* In order: after the line of each smaller PFN. */
+		for (j = 0; j < nr; j++) {
+			struct pd_batch_page o;
+
+			if (pfns[j] < pfns[i] && pd_batch_page(report, pfns[j], &o))
+				EXPECT_LT(o.line, p.line);
+		}
+		/* What the page's own query says. */
+		ASSERT_EQ(0, pd_phys(pfns[i], single, PD_REPORT_SIZE));
+		ASSERT_EQ(0, pd_parse_summary(single, &s));
+		EXPECT_EQ(s.mapcount, p.mapcount);
+		EXPECT_EQ(s.user_mappings, p.user_mappings);
+		EXPECT_EQ(s.rmap_mappings, p.rmap_mappings);
+		EXPECT_EQ(s.processes, p.processes);
+		EXPECT_STREQ(s.level, p.level);
+		EXPECT_STREQ(s.verdict, p.verdict);
+	}
+}
+
+/*
+ * A list out of order, with an address twice and two addresses in one
+ * page: each page answered once, by one scan.
+ */
+TEST_F(pd, batch_list)
+{
+	const int nr = 8;
+	char *area = map_anon(nr * self->page_size, MAP_PRIVATE, false);
+	char *report = malloc(PD_BATCH_REPORT_SIZE), input[1024];
+	unsigned long pfns[8];
+	size_t len = 0;
+	int i;
+
+	ASSERT_NE(NULL, area);
+	ASSERT_NE(NULL, report);
+	for (i = 0; i < nr; i++) {
+		pfns[i] = pagemap_pfn(0, area + i * self->page_size);
+		ASSERT_NE(0, pfns[i]);
+	}
+	for (i = nr - 1; i >= 0; i--)
+		len += snprintf(input + len, sizeof(input) - len, "%#lx ",
+				pfns[i] * self->page_size + i * 8);
+	len += snprintf(input + len, sizeof(input) - len, "%lu\t%#lx\n",
+			pfns[2] * self->page_size, pfns[5] * self->page_size + 1);
+	ASSERT_EQ(0, pd_query("phys", input, report, PD_BATCH_REPORT_SIZE))
+		TH_LOG("%s", report);
+	EXPECT_EQ(NULL, pd_check_outcome("phys", 0, report, -1));
+	check_batch_anon(_metadata, report, pfns, nr, nr, self->report);
+	/* Quick: no scan, each page by its reverse map. */
+	snprintf(input, sizeof(input), "%#lx %#lx quick",
+		 pfns[1] * self->page_size, pfns[0] * self->page_size);
+	ASSERT_EQ(0, pd_query("phys", input, report, PD_BATCH_REPORT_SIZE))
+		TH_LOG("%s", report);
+	EXPECT_NE(NULL, strstr(report, " scans=0\n")) TH_LOG("%s", report);
+	EXPECT_EQ(1, pd_batch_page(report, pfns[0], &(struct pd_batch_page){}));
+	free(report);
+	munmap(area, nr * self->page_size);
+}
+
+/* A range inside one THP: its 512 pages, each "ok", by one scan. */
+TEST_F(pd, batch_range_thp)
+{
+	char *report = malloc(PD_BATCH_REPORT_SIZE), input[128];
+	unsigned long pfns[PD_THP_SIZE / 4096] = {}, nr, i;
+	void *area;
+	char *thp = pd_map_thp(&area);
+
+	ASSERT_NE(NULL, report);
+	if (!thp)
+		SKIP(return, "no THP");
+	nr = PD_THP_SIZE / self->page_size;
+	for (i = 0; i < nr; i++)
+		pfns[i] = pagemap_pfn(0, thp + i * self->page_size);
+	ASSERT_EQ(pfns[0] + nr - 1, pfns[nr - 1]);
+	snprintf(input, sizeof(input), "%#lx-%#lx", pfns[0] * self->page_size,
+		 (pfns[0] + nr) * self->page_size - 1);
+	ASSERT_EQ(0, pd_query("phys", input, report, PD_BATCH_REPORT_SIZE))
+		TH_LOG("%s", report);
+	/* Each page's own query too, for 16 of them: the rest by pagemap. */
+	check_batch_anon(_metadata, report, pfns, nr, 16, self->report);
+	for (i = 16; i < nr; i++) {
+		struct pd_batch_page p;
+
+		ASSERT_EQ(1, pd_batch_page(report, pfns[i], &p));
+		EXPECT_STREQ("ok", p.verdict);
+		EXPECT_EQ(1, p.user_mappings);
+	}
+	free(report);
+	munmap(area, 2 * PD_THP_SIZE);
+}
+
+/* The last range of System RAM that /proc/iomem gives. */
+static int iomem_last_ram(unsigned long *start, unsigned long *end)
+{
+	FILE *f = fopen("/proc/iomem", "r");
+	unsigned long s, e;
+	char line[256];
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (line[0] != ' ' && strstr(line, "System RAM") &&
+		    sscanf(line, "%lx-%lx", &s, &e) == 2 && (ret || e > *end)) {
+			*start = s;
+			*end = e;
+			ret = 0;
+		}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * A range across the end of memory and two that overlap it: the pages
+ * without a memory map (as /proc/kpageflags says) said to be no memory in
+ * runs, the others answered.
+ */
+TEST_F(pd, batch_range_past_memory)
+{
+	unsigned long start, end, pfn, first, last, no_page = 0;
+	char *report = malloc(PD_BATCH_REPORT_SIZE), input[128];
+	struct pd_batch_totals t;
+	struct pd_batch_page p;
+
+	ASSERT_NE(NULL, report);
+	ASSERT_EQ(0, iomem_last_ram(&start, &end));
+	first = (end + 1) / self->page_size - 4;
+	last = first + 8 + 2 * PD_THP_SIZE / self->page_size;
+	for (pfn = first; pfn <= last; pfn++)
+		no_page += pd_pfn_has_no_page(pfn);
+	ASSERT_NE(0, no_page);
+	snprintf(input, sizeof(input), "%#lx-%#lx %#lx-%#lx",
+		 (first + 2) * self->page_size, last * self->page_size + 7,
+		 first * self->page_size, (first + 3) * self->page_size);
+	ASSERT_EQ(0, pd_query("phys", input, report, PD_BATCH_REPORT_SIZE))
+		TH_LOG("%s", report);
+	ASSERT_EQ(0, pd_parse_batch(report, &t)) TH_LOG("%s", report);
+	EXPECT_EQ(last - first + 1, t.pages);
+	EXPECT_EQ(no_page, t.not_memory) TH_LOG("%s", report);
+	EXPECT_EQ(t.pages, t.ok + t.partial + t.mismatch + t.not_memory);
+	EXPECT_EQ(0, t.mismatch) TH_LOG("%s", report);
+	for (pfn = first; pfn <= last; pfn++) {
+		int lines = pd_batch_page(report, pfn, &p);
+
+		EXPECT_EQ(!pd_pfn_has_no_page(pfn), lines) TH_LOG("pfn %#lx", pfn);
+	}
+	EXPECT_TRUE(pd_has_line(report, "batch page: pfn=", " not online memory ("))
+		TH_LOG("%s", report);
+	free(report);
 }
 
 /* Another descriptor, or `cat`, reads the file's latest report. */

@@ -22,7 +22,7 @@
  * Output, on stdout: "bench:" lines for people; "csv:" lines, a header and
  * one row per grid point, for the host; "stalls:", "gentle:", "holds:",
  * "model:", "quick:" and "target:" lines (a target's in one form, see
- * print_target()).  See README.md, "Benchmark".
+ * print_target()).  See harness/README.md, "Benchmark".
  */
 #define _GNU_SOURCE
 #include <ctype.h>

@@ -198,6 +198,69 @@ TEST_F(corrupt, lost_pte)
 }
 
 /*
+ * Both in one batch, among healthy pages: a list of six pages of which one
+ * has a stray PTE and one a lost one.  Each page gets its own verdict, the
+ * stray one "mismatch" naming its culprit, the lost one "partial", the
+ * others "ok"; the two that are not ok are reported in full.
+ */
+TEST_F(corrupt, batch_stray_and_lost)
+{
+	char *p = map_pages(8), *report = malloc(PD_BATCH_REPORT_SIZE);
+	unsigned long pfns[6];
+	struct pd_batch_totals t;
+	struct pd_batch_page b;
+	char input[512];
+	size_t len = 0;
+	int i;
+
+	ASSERT_NE(NULL, p);
+	ASSERT_NE(NULL, report);
+	for (i = 0; i < 6; i++) {
+		pfns[i] = pagemap_pfn(0, p + i * self->page_size);
+		ASSERT_NE(0, pfns[i]);
+	}
+	for (i = 0; i < 6; i++)
+		len += snprintf(input + len, sizeof(input) - len, "%#lx ",
+				pfns[(i + 3) % 6] * self->page_size);
+	ASSERT_EQ(0, madvise(p + 7 * self->page_size, self->page_size,
+			     MADV_DONTNEED));
+	ASSERT_EQ(0, pd_inject("stray %p %p", p + self->page_size,
+			       p + 7 * self->page_size));
+	ASSERT_EQ(0, pd_inject("lost %p", p + 4 * self->page_size));
+
+	ASSERT_EQ(0, pd_query("phys", input, report, PD_BATCH_REPORT_SIZE))
+		TH_LOG("%s", report);
+	ASSERT_EQ(0, pd_parse_batch(report, &t)) TH_LOG("%s", report);
+	EXPECT_EQ(6, t.pages);
+	EXPECT_EQ(4, t.ok) TH_LOG("%s", report);
+	EXPECT_EQ(1, t.mismatch);
+	EXPECT_EQ(1, t.partial);
+	EXPECT_EQ(2, t.reported);
+	EXPECT_EQ(1, t.scans);
+	for (i = 0; i < 6; i++) {
+		ASSERT_EQ(1, pd_batch_page(report, pfns[i], &b)) TH_LOG("%s", report);
+		EXPECT_STREQ(i == 1 ? "mismatch" : i == 4 ? "partial" : "ok",
+			     b.verdict) TH_LOG("page %d: %s", i, report);
+		EXPECT_EQ(i == 1, b.culprits);
+		EXPECT_EQ(i == 1 ? 2 : i != 4, b.user_mappings);
+	}
+	/* The culprit, named in the stray page's report alone. */
+	EXPECT_NE(NULL, find_culprit(report, getpid(), p + 7 * self->page_size))
+		TH_LOG("%s", report);
+	EXPECT_EQ(NULL, find_culprit(report, getpid(), p + self->page_size));
+	EXPECT_EQ(NULL, find_culprit(report, getpid(), p + 4 * self->page_size));
+	EXPECT_TRUE(has_pid_line(report, "looked at: ", getpid(), "holds a marker"))
+		TH_LOG("%s", report);
+
+	ASSERT_EQ(0, pd_inject("undo"));
+	ASSERT_EQ(0, pd_query("phys", input, report, PD_BATCH_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_batch(report, &t)) TH_LOG("%s", report);
+	EXPECT_EQ(6, t.ok) TH_LOG("%s", report);
+	free(report);
+	munmap(p, 8 * self->page_size);
+}
+
+/*
  * 3. A leaked mapcount: raised, mapped nowhere.  Nothing can say where the
  * extra mapping should be, so it is a note and a partial verdict, not a
  * mismatch.

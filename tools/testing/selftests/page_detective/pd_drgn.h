@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * pd_bench's drgn rows (see README.md, "Benchmark").  The RFC's
+ * pd_bench's drgn rows (see harness/README.md, "Benchmark").  The RFC's
  * question "why not just do this with drgn?", measured: the same jobs as
  * phys and virt, done by drgn from userspace, on the same workload, their
  * answers checked against Page Detective's.

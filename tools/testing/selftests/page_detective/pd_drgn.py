@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """
 pd_drgn.py: Page Detective's phys job done with drgn, for pd_bench (see
-pd_drgn.h and README.md, "Benchmark").
+pd_drgn.h and harness/README.md, "Benchmark").
 
     pd_drgn.py VMLINUX [CAP_SECONDS]
 

@@ -9,11 +9,15 @@
  *
  * Each input is also parsed here, by the grammar that
  * Documentation/mm/page_detective.rst gives (decimal, or hexadecimal with
- * 0x; then the word "quick" or not; white space around; nothing else),
- * independently of the kernel's
- * parser: malformed input must get -EINVAL, and well-formed input the
- * outcome its meaning calls for (a phys address with a memory map gets a
- * report of that PFN, one without gets -EINVAL, as /proc/kpageflags says).
+ * 0x; for phys, addresses and START-END ranges, up to 1024; then the word
+ * "quick" or not; white space around; nothing else; at most 32 KiB),
+ * independently of the kernel's parser: malformed input must get -EINVAL,
+ * and well-formed input the outcome its meaning calls for (a phys address
+ * with a memory map gets a report of that PFN, one without gets -EINVAL, as
+ * /proc/kpageflags says; a list or a range gets a batch's report, with a
+ * line for each page and the pages without a memory map counted).  A batch
+ * of more than BATCH_SENT_MAX pages is parsed, not sent: answering it would
+ * take the run's time.
  * The seed is printed, so that a failure can be replayed with PD_FUZZ_SEED.
  * PD_STRESS_SCALE multiplies the counts.
  */
@@ -25,7 +29,10 @@
 #include "../kselftest.h"
 
 #define FUZZ_INPUTS	10000
-#define INPUT_MAX	64	/* what the documentation accepts */
+#define INPUT_MAX	PD_INPUT_LIMIT	/* what the documentation accepts */
+#define SHORT_INPUT	64	/* what most generators write, at most */
+#define WORDS_MAX	1024	/* addresses and ranges in a phys query */
+#define BATCH_SENT_MAX	64	/* pages in a batch that is sent */
 #define PID_MAX_LIMIT	(4 * 1024 * 1024)
 
 static unsigned long page_size;
@@ -36,7 +43,7 @@ static unsigned long end_paddr;
 
 struct input {
 	const char *file;
-	char buf[8192];
+	char buf[INPUT_MAX + 8];
 	size_t len;
 	const char *how;	/* the generator, for the figures */
 };
@@ -85,12 +92,35 @@ static bool parse_number(const char *tok, size_t len, uint64_t *val)
 
 enum verdict { MALFORMED, WELL_FORMED, UNSURE };
 
-/*
- * Parse @in as the documentation says into @val; UNSURE where it does not
- * say (bytes outside ASCII: is a non-breaking space white space?).
- */
-static enum verdict parse(const struct input *in, uint64_t *val, int nr)
+/* What a well-formed input asks: numbers, or for a batch byte ranges. */
+struct parsed {
+	uint64_t val[2];		/* virt's two numbers, or phys's one */
+	bool batch;			/* phys: a list, or a range */
+	uint64_t first[WORDS_MAX], last[WORDS_MAX];	/* the batch's words */
+	int words;
+};
+
+/* One word of a phys query: an address, or START-END, both inclusive. */
+static bool parse_phys_word(const char *tok, size_t len, uint64_t *first,
+			    uint64_t *last)
 {
+	const char *dash = memchr(tok, '-', len);
+
+	if (!dash)
+		return parse_number(tok, len, first) && (*last = *first, true);
+	return parse_number(tok, dash - tok, first) &&
+	       parse_number(dash + 1, tok + len - dash - 1, last) &&
+	       *first <= *last;
+}
+
+/*
+ * Parse @in as the documentation says into @p, @nr numbers for virt, or for
+ * phys addresses and ranges; UNSURE where it does not say (bytes outside
+ * ASCII: is a non-breaking space white space?).
+ */
+static enum verdict parse(const struct input *in, struct parsed *p, int nr)
+{
+	bool phys = !strcmp(in->file, "phys"), quick = false, range = false;
 	size_t i = 0, start;
 	int n = 0;
 
@@ -100,6 +130,8 @@ static enum verdict parse(const struct input *in, uint64_t *val, int nr)
 		if ((unsigned char)in->buf[i] >= 0x80)
 			return UNSURE;
 	for (i = 0; ; ) {
+		const char *tok;
+
 		while (i < in->len && ws(in->buf[i]))
 			i++;
 		if (i == in->len)
@@ -107,15 +139,56 @@ static enum verdict parse(const struct input *in, uint64_t *val, int nr)
 		start = i;
 		while (i < in->len && !ws(in->buf[i]))
 			i++;
-		if (n == nr && i - start == 5 && !memcmp(in->buf + start, "quick", 5)) {
-			n++;	/* the option, once, last */
+		tok = in->buf + start;
+		if (quick)
+			return MALFORMED;	/* the option is last */
+		if (n && i - start == 5 && !memcmp(tok, "quick", 5)) {
+			quick = true;
 			continue;
 		}
-		if (n >= nr || !parse_number(in->buf + start, i - start, &val[n]))
+		if (phys) {
+			if (n == WORDS_MAX ||
+			    !parse_phys_word(tok, i - start, &p->first[n], &p->last[n]))
+				return MALFORMED;
+			range |= !!memchr(tok, '-', i - start);
+			p->val[0] = p->first[0];
+		} else if (n >= nr || !parse_number(tok, i - start, &p->val[n])) {
 			return MALFORMED;
+		}
 		n++;
 	}
-	return n == nr || n == nr + 1 ? WELL_FORMED : MALFORMED;
+	p->words = n;
+	p->batch = phys && (n > 1 || range);
+	return p->batch || n == nr ? WELL_FORMED : MALFORMED;
+}
+
+/*
+ * The pages a batch asks, each once, in @pfns (up to @max); return how many
+ * there are, however many that is.
+ */
+static unsigned long batch_pages(const struct parsed *p, unsigned long *pfns,
+				 unsigned long max)
+{
+	unsigned long nr = 0, pfn;
+	int w, v;
+
+	for (w = 0; w < p->words; w++) {
+		for (pfn = p->first[w] / page_size; pfn <= p->last[w] / page_size; pfn++) {
+			bool seen = false;
+
+			/* Asked before, by an earlier word? */
+			for (v = 0; v < w && !seen; v++)
+				seen = pfn >= p->first[v] / page_size &&
+				       pfn <= p->last[v] / page_size;
+			if (seen)
+				continue;
+			if (nr < max)
+				pfns[nr] = pfn;
+			if (++nr > max)
+				return nr;	/* enough to know it is too many */
+		}
+	}
+	return nr;
 }
 
 /* ---- Inputs ---------------------------------------------------------------- */
@@ -131,6 +204,8 @@ static const char *const numbers[] = {
 	"0xffff888000000000", "0xffffffff81000000", "0xfffffe0000000000",
 	"inf", "nan", "abc", "x", "0x1000z", "1_000", "1,000", "\xef\xbc\x91",
 	"quick", "QUICK", "Quick", "quickly", "quic", "quick\n",
+	"0x1000-0x1fff", "4096-8191", "0x2000-0x1000", "0x1000-", "-0x1000",
+	"1--2", "1-2-3", "0x1000-0x1000", "0-0", "0x1000-0x",
 };
 
 static const char *const options[] = {
@@ -138,7 +213,9 @@ static const char *const options[] = {
 	" quick 1", " -quick", "quick", " q", " fast",
 };
 
-static const size_t sizes[] = { 0, 1, 63, 64, 65, 100, 4095, 4096, 4097, 8192 };
+static const size_t sizes[] = {
+	0, 1, 63, 64, 65, 100, 4095, 4096, 4097, 8192, INPUT_MAX, INPUT_MAX + 1,
+};
 
 static const char *const spaces[] = {
 	" ", "  ", "\t", "\n", "\r", "\v", "\f", "\r\n", " \t ", "\xa0", "",
@@ -200,16 +277,16 @@ static void make_input(struct input *in, unsigned long i)
 
 	in->file = virt ? "virt" : "phys";
 	in->len = 0;
-	switch ((i / 2) % 11) {
+	switch ((i / 2) % 12) {
 	case 0:
 		in->how = "random bytes";
-		in->len = rnd(INPUT_MAX + 8);
+		in->len = rnd(SHORT_INPUT + 8);
 		for (f = 0; f < (int)in->len; f++)
 			in->buf[f] = pd_rand(&rng);
 		break;
 	case 1:
 		in->how = "random characters of numbers";
-		in->len = 1 + rnd(INPUT_MAX + 4);
+		in->len = 1 + rnd(SHORT_INPUT + 4);
 		for (f = 0; f < (int)in->len; f++)
 			in->buf[f] = "0123456789abcdefxX +-\t\n"[rnd(23)];
 		break;
@@ -254,7 +331,7 @@ static void make_input(struct input *in, unsigned long i)
 			add_num(in, some_paddr(), true);
 		if (in->len && rnd(3))
 			in->buf[rnd(in->len)] = '\0';
-		if (in->len < INPUT_MAX && rnd(2))
+		if (in->len < SHORT_INPUT && rnd(2))
 			in->buf[in->len++] = '\0';
 		if (!memchr(in->buf, '\0', in->len))
 			in->buf[in->len++] = '\0';
@@ -296,6 +373,27 @@ static void make_input(struct input *in, unsigned long i)
 			add_num(in, some_paddr(), rnd(2));
 		add(in, options[rnd(ARRAY_SIZE(options))]);
 		break;
+	case 10:
+		in->how = "lists and ranges";
+		if (virt) {
+			some_target(in, rnd(2));
+			break;
+		}
+		fields = 1 + rnd(rnd(8) ? 6 : WORDS_MAX + 2);
+		for (f = 0; f < fields; f++) {
+			uint64_t a = some_paddr();
+
+			add(in, spaces[rnd(3)]);
+			add_num(in, a, rnd(2));
+			if (rnd(3))
+				continue;
+			add(in, "-");
+			add_num(in, rnd(8) ? a + rnd(8 * page_size) :
+				rnd(2) ? a + rnd(1UL << 30) : a - rnd(page_size),
+				rnd(2));
+		}
+		add(in, rnd(4) ? rnd(2) ? "" : " quick" : options[rnd(ARRAY_SIZE(options))]);
+		break;
 	default:
 		in->how = "valid queries";
 		if (virt)
@@ -312,12 +410,53 @@ static void make_input(struct input *in, unsigned long i)
 struct tally {
 	unsigned long inputs, writes, reports, bad, by_errno[4];
 	unsigned long malformed, well_formed, unsure, pwrites, split;
+	unsigned long not_sent;		/* batches too long: see too_long() */
 };
+
+/* A batch's outcome: every page once, those without a memory map counted. */
+static const char *expect_batch(const struct parsed *p, int err, const char *report)
+{
+	unsigned long pfns[BATCH_SENT_MAX], nr, i, no_page = 0;
+	struct pd_batch_totals t;
+	struct pd_batch_page line;
+
+	if (err == -EINTR)
+		return NULL;
+	if (err)
+		return "a well-formed batch refused";
+	if (pd_parse_batch(report, &t))
+		return "a batch without its totals";
+	nr = batch_pages(p, pfns, BATCH_SENT_MAX);
+	if ((unsigned long)t.pages != nr)
+		return "a batch that does not answer each page asked once";
+	for (i = 0; i < nr; i++) {
+		bool none = pd_pfn_has_no_page(pfns[i]);
+
+		no_page += none;
+		if (!none && pd_batch_page(report, pfns[i], &line) != 1 &&
+		    !strstr(report, "kept changing"))
+			return "a page of a batch without its one line";
+	}
+	if ((unsigned long)t.not_memory != no_page)
+		return "a batch that miscounts the pages without a memory map";
+	return NULL;
+}
+
+/* Whether @in is a batch too long to answer in a fuzz run: not sent. */
+static bool too_long(const struct input *in)
+{
+	static unsigned long pfns[BATCH_SENT_MAX];
+	static struct parsed p;
+
+	return parse(in, &p, strcmp(in->file, "virt") ? 1 : 2) == WELL_FORMED &&
+	       p.batch && batch_pages(&p, pfns, BATCH_SENT_MAX) > BATCH_SENT_MAX;
+}
 
 static const char *expect(const struct input *in, int err, const char *report)
 {
-	uint64_t val[2];
-	enum verdict v = parse(in, val, strcmp(in->file, "virt") ? 1 : 2);
+	static struct parsed p;
+	uint64_t *val = p.val;
+	enum verdict v = parse(in, &p, strcmp(in->file, "virt") ? 1 : 2);
 	const char *why = pd_check_outcome(in->file, err, report, -1);
 
 	if (why)
@@ -326,6 +465,8 @@ static const char *expect(const struct input *in, int err, const char *report)
 		return "malformed input accepted";
 	if (v != WELL_FORMED)
 		return NULL;
+	if (p.batch)
+		return expect_batch(&p, err, report);
 	if (!strcmp(in->file, "phys")) {
 		unsigned long pfn = val[0] / page_size;
 		bool no_page = val[0] / page_size > (~0UL >> 12) || pd_pfn_has_no_page(pfn);
@@ -370,12 +511,12 @@ static void count(struct tally *t, int err)
 static void fail(struct tally *t, const struct input *in, const char *what,
 		 int err, const char *why, const char *report)
 {
-	char shown[4 * INPUT_MAX + 1];
+	char shown[4 * SHORT_INPUT + 1];
 	size_t i, n = 0;
 
 	if (t->bad++ >= 10)
 		return;
-	for (i = 0; i < in->len && i < INPUT_MAX && n + 5 < sizeof(shown); i++)
+	for (i = 0; i < in->len && n + 5 < sizeof(shown); i++)
 		n += snprintf(shown + n, sizeof(shown) - n,
 			      isprint((unsigned char)in->buf[i]) ? "%c" : "\\x%02x",
 			      (unsigned char)in->buf[i]);
@@ -516,10 +657,14 @@ int main(void)
 	for (i = 0; i < n; i++) {
 		int fd;
 		off_t off = -1;
+		static struct parsed parsed;
 		enum verdict v;
-		uint64_t val[2];
 
 		make_input(in, i);
+		if (too_long(in)) {
+			t.not_sent++;
+			continue;
+		}
 		fd = fds[!strcmp(in->file, "virt")];
 		/* Every 10th input at an offset: the offset is not the input. */
 		if (i % 10 == 9) {
@@ -529,7 +674,7 @@ int main(void)
 		err = query_fd(fd, in->buf, in->len, off, report);
 		t.inputs++;
 		count(&t, err);
-		v = parse(in, val, strcmp(in->file, "virt") ? 1 : 2);
+		v = parse(in, &parsed, strcmp(in->file, "virt") ? 1 : 2);
 		t.malformed += v == MALFORMED;
 		t.well_formed += v == WELL_FORMED;
 		t.unsure += v == UNSURE;
@@ -561,13 +706,17 @@ int main(void)
 				*piece = (struct input){ .file = in->file, .len = cut,
 							 .how = "a piece of a split write" };
 				memcpy(piece->buf, in->buf + at, cut);
+				at += cut;
+				if (too_long(piece)) {
+					t.not_sent++;
+					continue;
+				}
 				err = query_fd(fd, piece->buf, piece->len, -1, report);
 				t.inputs++;
 				count(&t, err);
 				why = expect(piece, err, report);
 				if (why)
 					fail(&t, piece, "write", err, why, report);
-				at += cut;
 			}
 			free(piece);
 		}
@@ -577,8 +726,8 @@ int main(void)
 
 	pd_info("fuzz: %lu inputs in %lu writes (%lu at an offset, %lu split), %.1f s\n",
 		t.inputs, t.writes, t.pwrites, t.split, pd_now() - t0);
-	pd_info("fuzz: by the documented grammar %lu malformed, %lu well-formed, %lu not said\n",
-		t.malformed, t.well_formed, t.unsure);
+	pd_info("fuzz: by the documented grammar %lu malformed, %lu well-formed, %lu not said; %lu batches over %d pages parsed, not sent\n",
+		t.malformed, t.well_formed, t.unsure, t.not_sent, BATCH_SENT_MAX);
 	pd_info("fuzz: outcomes %lu reports, %lu EINVAL, %lu ESRCH, %lu ENXIO, %lu other\n",
 		t.reports, t.by_errno[0], t.by_errno[1], t.by_errno[2], t.by_errno[3]);
 	pd_info("figures: %lu queries, %lu fuzz inputs, %.1f s in all\n", t.writes, t.inputs,

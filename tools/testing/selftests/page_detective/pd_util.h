@@ -235,6 +235,69 @@ static inline int pd_parse_summary(const char *report, struct pd_summary *s)
 	return 0;
 }
 
+/* The longest input a query takes, in bytes. */
+#define PD_INPUT_LIMIT		32768
+/* A batch's report (a list or a range of PFNs) is at most 1 MiB. */
+#define PD_BATCH_REPORT_SIZE	(1024 * 1024 + 1)
+
+/* A batch's line of one page: "batch page: pfn=... verdict=...". */
+struct pd_batch_page {
+	unsigned long pfn;
+	char kind[16], level[8], verdict[16];
+	long refcount, mapcount, kernel_mappings, user_mappings, rmap_mappings;
+	long processes, culprits;
+	const char *line;	/* where it is in the report */
+};
+
+/*
+ * The "batch page:" lines of @pfn in @report: how many there are, the
+ * first parsed into @p.
+ */
+static inline int pd_batch_page(const char *report, unsigned long pfn,
+				struct pd_batch_page *p)
+{
+	const char *line = report;
+	struct pd_batch_page b;
+	int found = 0;
+
+	for (; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		if (strncmp(line, "batch page: pfn=", 16) ||
+		    sscanf(line,
+			   "batch page: pfn=%lx kind=%15s refcount=%ld mapcount=%ld kernel_mappings=%ld user_mappings=%ld rmap_mappings=%ld processes=%ld culprits=%ld level=%7s verdict=%15s",
+			   &b.pfn, b.kind, &b.refcount, &b.mapcount,
+			   &b.kernel_mappings, &b.user_mappings, &b.rmap_mappings,
+			   &b.processes, &b.culprits, b.level, b.verdict) != 11 ||
+		    b.pfn != pfn)
+			continue;
+		b.line = line;
+		if (!found++)
+			*p = b;
+	}
+	return found;
+}
+
+/* The totals of a batch: its "batch:" line, which ends its report. */
+struct pd_batch_totals {
+	long pages, ok, partial, mismatch, not_memory, reported, scans;
+};
+
+static inline int pd_parse_batch(const char *report, struct pd_batch_totals *t)
+{
+	size_t len = strlen(report);
+	const char *last;
+
+	if (!len || report[len - 1] != '\n')
+		return -1;
+	for (last = report + len - 1; last > report && last[-1] != '\n'; last--)
+		;
+	if (sscanf(last,
+		   "batch: pages=%ld ok=%ld partial=%ld mismatch=%ld not_memory=%ld reported=%ld scans=%ld",
+		   &t->pages, &t->ok, &t->partial, &t->mismatch, &t->not_memory,
+		   &t->reported, &t->scans) != 7)
+		return -1;
+	return 0;
+}
+
 #define PD_PCI_DEVICES	"/sys/bus/pci/devices"
 /* The DMA mapper's file (page_detective_dma, mm/page_detective_dma.c). */
 #define PD_DMA_FILE	"/sys/kernel/debug/page_detective_dma/map"
@@ -911,6 +974,13 @@ static inline const char *pd_check_outcome(const char *file, int err,
 		return "a report that does not end with a whole line";
 	for (last = report + len - 1; last > report && last[-1] != '\n'; last--)
 		;
+	if (!strncmp(last, "batch: ", 7)) {
+		struct pd_batch_totals t;
+
+		if (pd_parse_batch(last, &t))
+			return "a batch whose last line does not parse";
+		return pfn == -1 ? NULL : "a batch's report, where one page was asked";
+	}
 	if (strncmp(last, "summary: ", 9) || pd_parse_summary(last, &s))
 		return "a report whose last line is no summary";
 	if (pfn != -1 && s.pfn != (unsigned long)pfn) {

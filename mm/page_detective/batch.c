@@ -1,0 +1,645 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Page Detective: many pages in one query.
+ *
+ * "phys" takes a list of physical addresses and ranges, a range written as
+ * /proc/iomem writes one (START-END, both ends inclusive).  The pages are
+ * answered in ascending order, each once, PD_BATCH_CHUNK at a time: one
+ * scan of every process's page tables looks for all the pages of a chunk,
+ * keeping what it finds; then each page gets the query of one page
+ * (pd_report_pfn()), which takes what the scan found of it instead of
+ * scanning again (pd_batch_replay()), and its own verdict, by the same
+ * rules and re-checks.
+ *
+ * The report has a line per page, the whole report of each page that is
+ * not "ok" (up to PD_BATCH_FULL_MAX of them), and ends with the "batch:"
+ * line, which totals them.  What the report leaves out it counts.  Memory
+ * is bounded by the chunk, not by the range, and a fatal signal ends the
+ * query between two pages.
+ */
+
+#include <linux/memory_hotplug.h>
+#include <linux/mm.h>
+#include <linux/mmzone.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+
+#include "pd.h"
+
+/* Addresses and ranges in one query. */
+#define PD_BATCH_WORDS_MAX	1024
+/* Pages that one scan looks for. */
+#define PD_BATCH_CHUNK		512
+/* Mappings one scan keeps; the pages of those it cannot keep scan alone. */
+#define PD_BATCH_HITS_MAX	SZ_32K
+/* Whole reports of the pages that are not "ok", in one batch's report. */
+#define PD_BATCH_FULL_MAX	8
+#define PD_BATCH_REPORT_MAX	SZ_1M
+/* Where the lines of "ok" pages stop, and those of the others. */
+#define PD_BATCH_OK_END		(PD_BATCH_REPORT_MAX / 2)
+#define PD_BATCH_LINES_END	(PD_BATCH_REPORT_MAX - SZ_4K)
+/* The bit of the filter that a PFN sets: see pd_batch_looks_for(). */
+#define PD_BATCH_FILTER_BITS	SZ_32K
+#define pd_filter_bit(pfn)	((pfn) & (PD_BATCH_FILTER_BITS - 1))
+
+/* The PFNs [start, end). */
+struct pd_range {
+	unsigned long start, end;
+	bool dropped;		/* the scan could not keep all it found */
+};
+
+/* A mapping the scan found of a page it looks for. */
+struct pd_batch_hit {
+	struct pd_mm *pdm;	/* the scan query's */
+	struct pd_pending p;
+};
+
+struct pd_batch {
+	/* What was asked: sorted, merged; and the next page to answer. */
+	struct pd_range asked[PD_BATCH_WORDS_MAX];
+	unsigned int nr_asked, cur;
+	unsigned long next;
+	unsigned long nr_words, words_pages;	/* as written */
+
+	/* The chunk: its pages, and what its scan looks for: each, or its folio. */
+	unsigned long pfns[PD_BATCH_CHUNK];
+	unsigned int nr_pfns;
+	struct pd_range looked[PD_BATCH_CHUNK];
+	unsigned int nr_looked;
+	DECLARE_BITMAP(filter, PD_BATCH_FILTER_BITS);
+
+	/* What its scan found, by PFN. */
+	struct pd_query *scan;
+	struct pd_batch_hit *hits;
+	unsigned int nr_hits;
+	unsigned long widest;			/* the most pages a hit maps */
+
+	/* The totals. */
+	unsigned long pages, ok, partial, mismatch, not_memory, unlisted;
+	unsigned long not_reported;		/* in full: pages not "ok" */
+	unsigned int reported, scans;
+	unsigned long entries, tables;		/* what the scans read */
+	u64 scan_ns;
+};
+
+/* ---- The input ----------------------------------------------------------- */
+
+static int pd_cmp_range(const void *a, const void *b)
+{
+	const struct pd_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Sort @r and merge what overlaps or touches: each page is answered once. */
+static unsigned int pd_merge_ranges(struct pd_range *r, unsigned int nr)
+{
+	unsigned int i, out = 0;
+
+	sort(r, nr, sizeof(*r), pd_cmp_range, NULL);
+	for (i = 0; i < nr; i++) {
+		if (out && r[i].start <= r[out - 1].end) {
+			r[out - 1].end = max(r[out - 1].end, r[i].end);
+			continue;
+		}
+		r[out++] = r[i];
+	}
+	return out;
+}
+
+/*
+ * One word of the input: an address, or START-END, both ends inclusive.  The
+ * pages: [*start, *end).
+ */
+static int pd_parse_word(char *word, unsigned long *start, unsigned long *end)
+{
+	char *dash = strchr(word, '-');
+	u64 first, last;
+
+	if (dash)
+		*dash = '\0';
+	if (pd_parse_number(word, &first))
+		return -EINVAL;
+	last = first;
+	if (dash && pd_parse_number(dash + 1, &last))
+		return -EINVAL;
+	if (last < first)
+		return -ERANGE;
+	*start = PHYS_PFN(first);
+	*end = PHYS_PFN(last) + 1;
+	return 0;
+}
+
+/*
+ * Parse the batch's input: addresses and ranges, then "quick" if it is
+ * there.  Return: 0, or an errno after the line that says why.
+ */
+static int pd_batch_parse(struct pd_query *q, struct pd_batch *b, char *input)
+{
+	static const char expected[] =
+		"PADDR, START-END or a list of them, up to 1024, then optionally quick";
+	char *word;
+	int err;
+
+	while (*(word = pd_next_word(&input))) {
+		struct pd_range *r = &b->asked[b->nr_asked];
+
+		if (!strcmp(word, "quick") && b->nr_asked) {
+			q->quick = true;
+			if (*pd_next_word(&input))
+				goto invalid;
+			break;
+		}
+		if (b->nr_asked == PD_BATCH_WORDS_MAX)
+			goto invalid;
+		err = pd_parse_word(word, &r->start, &r->end);
+		if (err == -ERANGE) {
+			seq_buf_puts(&q->s, "phys: a range ends before it starts\n");
+			return -EINVAL;
+		}
+		if (err)
+			goto invalid;
+		b->words_pages += r->end - r->start;
+		b->nr_asked++;
+	}
+	if (!b->nr_asked)
+		goto invalid;
+	b->nr_words = b->nr_asked;
+	b->nr_asked = pd_merge_ranges(b->asked, b->nr_asked);
+	b->next = b->asked[0].start;
+	return 0;
+
+invalid:
+	pd_print_invalid(q, "phys", expected);
+	return -EINVAL;
+}
+
+/* ---- What the scan looks for --------------------------------------------- */
+
+/**
+ * pd_batch_looks_for - whether a batch's scan looks for any of some pages
+ * @b: the batch
+ * @pfn: the first page
+ * @nr: how many pages from @pfn
+ *
+ * Called for each entry that may map a page, under its page-table lock: a
+ * filter with a bit per PFN modulo its size answers most of them, a binary
+ * search over the chunk's ranges the rest.
+ *
+ * Return: true if the scan looks for one of them.
+ */
+bool pd_batch_looks_for(const struct pd_batch *b, unsigned long pfn,
+			unsigned long nr)
+{
+	unsigned int lo = 0, hi = b->nr_looked;
+
+	if (nr == 1 && !test_bit(pd_filter_bit(pfn), b->filter))
+		return false;
+	/* The first range that ends after @pfn. */
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (b->looked[mid].end <= pfn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->nr_looked && b->looked[lo].start < pfn + nr;
+}
+
+/*
+ * Whether the scan looked for each of the @nr pages from @pfn and kept all
+ * it found of them: else their query scans for them alone.
+ */
+static bool pd_batch_covers(const struct pd_batch *b, unsigned long pfn,
+			    unsigned long nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->nr_looked; i++) {
+		const struct pd_range *r = &b->looked[i];
+
+		if (r->start <= pfn && pfn + nr <= r->end)
+			return !r->dropped;
+	}
+	return false;
+}
+
+/*
+ * What the scan looks for of the page at @pfn: the page, or, where a large
+ * folio's mapcount is judged as a whole (CONFIG_NO_PAGE_MAPCOUNT), the
+ * folio it seems to be in.  Unpinned: the page's own query finds out, and
+ * scans alone if its folio was not looked for whole (pd_batch_covers()).
+ */
+static void pd_batch_look_for(struct pd_batch *b, unsigned long pfn)
+{
+	struct pd_range *r = &b->looked[b->nr_looked++];
+	struct page *page = pfn_to_online_page(pfn);
+
+	*r = (struct pd_range) { .start = pfn, .end = pfn + 1 };
+	if (IS_ENABLED(CONFIG_NO_PAGE_MAPCOUNT) && page) {
+		struct folio *folio = page_folio(page);
+		unsigned long first = folio_pfn(folio);
+		unsigned long nr = folio_nr_pages(folio);
+
+		if (pfn - first < nr && nr <= MAX_FOLIO_NR_PAGES) {
+			r->start = first;
+			r->end = first + nr;
+		}
+	}
+}
+
+/* Set the filter's bits for the chunk's ranges, all for a wide one. */
+static void pd_batch_fill_filter(struct pd_batch *b)
+{
+	unsigned long pfn;
+	unsigned int i;
+
+	bitmap_zero(b->filter, PD_BATCH_FILTER_BITS);
+	for (i = 0; i < b->nr_looked; i++) {
+		const struct pd_range *r = &b->looked[i];
+
+		if (r->end - r->start >= PD_BATCH_FILTER_BITS) {
+			bitmap_fill(b->filter, PD_BATCH_FILTER_BITS);
+			return;
+		}
+		for (pfn = r->start; pfn < r->end; pfn++)
+			__set_bit(pd_filter_bit(pfn), b->filter);
+	}
+}
+
+/* ---- What the scan finds --------------------------------------------------- */
+
+/**
+ * pd_batch_keep - keep a mapping that a batch's scan found
+ * @b: the batch
+ * @pdm: the mm, the scan query's
+ * @p: the mapping: the leaf and where it maps
+ *
+ * When there is no more room, the pages it maps are marked: their queries
+ * scan alone.
+ */
+void pd_batch_keep(struct pd_batch *b, struct pd_mm *pdm,
+		   const struct pd_pending *p)
+{
+	unsigned int i;
+
+	if (b->nr_hits < PD_BATCH_HITS_MAX) {
+		b->hits[b->nr_hits++] = (struct pd_batch_hit) {
+			.pdm = pdm, .p = *p,
+		};
+		b->widest = max(b->widest, p->nr);
+		return;
+	}
+	for (i = 0; i < b->nr_looked; i++)
+		if (b->looked[i].start < p->pfn + p->nr &&
+		    p->pfn < b->looked[i].end)
+			b->looked[i].dropped = true;
+}
+
+static int pd_cmp_hit(const void *a, const void *b)
+{
+	const struct pd_batch_hit *x = a, *y = b;
+
+	return x->p.pfn < y->p.pfn ? -1 : x->p.pfn > y->p.pfn;
+}
+
+/* The first hit that may map a page from @pfn on: hits are sorted by PFN. */
+static unsigned int pd_batch_first_hit(const struct pd_batch *b,
+				       unsigned long pfn)
+{
+	unsigned long from = pfn > b->widest ? pfn - b->widest + 1 : 0;
+	unsigned int lo = 0, hi = b->nr_hits;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (b->hits[mid].p.pfn < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/**
+ * pd_batch_replay - give a page's query what its batch's scan found of it
+ * @q: the query of one page of a batch, after its first walk of the rmap
+ *
+ * The mappings are listed and recorded as the query's own scan would, and
+ * the scan's figures are the query's.
+ *
+ * Return: false if @q is not of a batch, or the scan did not look for all
+ * the pages @q counts, or could not keep all it found: @q scans alone.
+ */
+bool pd_batch_replay(struct pd_query *q)
+{
+	const struct pd_batch *b = q->batch;
+	const struct pd_query *scan;
+	unsigned int i;
+
+	if (!b || !pd_batch_covers(b, q->first_pfn, q->nr_pfns))
+		return false;
+	scan = b->scan;
+	q->scanned = scan->scanned;
+	q->kthreads = scan->kthreads;
+	q->exiting = scan->exiting;
+	q->sharing = scan->sharing;
+	q->interrupted = scan->interrupted;
+	q->entries = scan->entries;
+	q->tables = scan->tables;
+	q->scan_ns = scan->scan_ns;
+	q->mmap_holds = scan->mmap_holds;
+	q->vma_holds = scan->vma_holds;
+
+	for (i = pd_batch_first_hit(b, q->first_pfn);
+	     i < b->nr_hits && b->hits[i].p.pfn < q->first_pfn + q->nr_pfns;
+	     i++) {
+		const struct pd_batch_hit *hit = &b->hits[i];
+		struct pd_pending p = hit->p;
+		struct pd_mm *pdm;
+
+		if (!pd_leaf_maps(q, p.pfn, p.nr, p.base, &p.addr))
+			continue;
+		pdm = pd_mm_get(q, hit->pdm->mm);
+		if (!pdm)
+			continue;
+		if (!pdm->walked) {
+			pdm->walked = true;
+			pdm->tgid = hit->pdm->tgid;
+			strscpy(pdm->comm, hit->pdm->comm);
+			q->processes++;
+		}
+		pd_list_user_mapping(q, pdm, &p, NULL);
+		pd_record_user_mapping(q, pdm, &p);
+	}
+	return true;
+}
+
+/* ---- The chunks ------------------------------------------------------------ */
+
+/*
+ * Where the pages from @pfn that are not online memory end, before @end: a
+ * section at a time where the whole section is not online.
+ */
+static unsigned long pd_offline_end(unsigned long pfn, unsigned long end)
+{
+	while (pfn < end && !pfn_to_online_page(pfn)) {
+#ifdef CONFIG_SPARSEMEM
+		unsigned long nr = pfn_to_section_nr(pfn);
+
+		if (nr >= NR_MEM_SECTIONS) {
+			pfn = end;
+			break;
+		}
+		if (!online_section_nr(nr)) {
+			pfn = ALIGN(pfn + 1, PAGES_PER_SECTION);
+			continue;
+		}
+#endif
+		pfn++;
+	}
+	return min(pfn, end);
+}
+
+/* Say and count that the pages [@from, @to) are not online memory. */
+static void pd_batch_not_memory(struct pd_query *q, struct pd_batch *b,
+				unsigned long from, unsigned long to)
+{
+	seq_buf_printf(&q->s, "batch page: pfn=%#lx", from);
+	if (to - from > 1)
+		seq_buf_printf(&q->s, "-%#lx", to - 1);
+	seq_buf_printf(&q->s, " not online memory (%lu page%s)\n", to - from,
+		       to - from > 1 ? "s" : "");
+	b->pages += to - from;
+	b->not_memory += to - from;
+}
+
+/*
+ * The next pages to answer, at most PD_BATCH_CHUNK, into b->pfns; a run of
+ * pages that are not memory, met before any, is said in one line and
+ * counted.  Return: false when every page asked has been answered.
+ */
+static bool pd_batch_next_chunk(struct pd_query *q, struct pd_batch *b)
+{
+	b->nr_pfns = 0;
+	b->nr_looked = 0;
+	while (b->nr_pfns < PD_BATCH_CHUNK && b->cur < b->nr_asked) {
+		unsigned long end = b->asked[b->cur].end, to;
+
+		if (b->next >= end) {
+			if (++b->cur < b->nr_asked)
+				b->next = b->asked[b->cur].start;
+			continue;
+		}
+		to = pd_offline_end(b->next, end);
+		if (to == b->next) {
+			b->pfns[b->nr_pfns++] = b->next++;
+			continue;
+		}
+		if (b->nr_pfns)
+			break;		/* said after the pages before it */
+		pd_batch_not_memory(q, b, b->next, to);
+		b->next = to;
+		cond_resched();
+		if (fatal_signal_pending(current))
+			return false;
+	}
+	return b->nr_pfns;
+}
+
+/*
+ * One scan of every process's page tables for the pages of the chunk, its
+ * mappings kept in b->hits, by PFN.
+ */
+static void pd_batch_scan(struct pd_batch *b)
+{
+	struct pd_query *scan = b->scan;
+	unsigned int i;
+
+	pd_query_reset(scan);
+	b->nr_hits = 0;
+	b->widest = 1;
+	for (i = 0; i < b->nr_pfns; i++)
+		pd_batch_look_for(b, b->pfns[i]);
+	b->nr_looked = pd_merge_ranges(b->looked, b->nr_looked);
+	pd_batch_fill_filter(b);
+
+	scan->targets = b;
+	scan->first_pfn = b->looked[0].start;
+	scan->nr_pfns = b->looked[b->nr_looked - 1].end - scan->first_pfn;
+	pd_scan_processes(scan);
+	sort(b->hits, b->nr_hits, sizeof(*b->hits), pd_cmp_hit, NULL);
+	b->scans++;
+	b->scan_ns += scan->scan_ns;
+	b->entries += scan->entries;
+	b->tables += scan->tables;
+}
+
+/* The line of a page that its query answered, and its count. */
+static void pd_batch_count(struct pd_query *q, struct pd_batch *b,
+			   struct pd_query *page)
+{
+	const struct pd_summary *sum = &page->summary;
+	bool ok = !strcmp(sum->verdict, "ok");
+
+	b->ok += ok;
+	b->mismatch += !strcmp(sum->verdict, "mismatch");
+	b->partial += !strcmp(sum->verdict, "partial");
+	if (!pd_report_has_room(q, ok ? PD_BATCH_OK_END : PD_BATCH_LINES_END)) {
+		b->unlisted++;
+		return;
+	}
+	seq_buf_printf(&q->s,
+		       "batch page: pfn=%#lx kind=%s refcount=%d mapcount=%d kernel_mappings=%u user_mappings=%lu rmap_mappings=%lu processes=%u culprits=%u level=%s verdict=%s\n",
+		       page->pfn, sum->kind, page->refcount,
+		       page->folio_level ? -1 : page->mapcount,
+		       page->kernel_mappings, sum->user, sum->rmap,
+		       sum->processes, sum->culprits,
+		       page->folio_level ? "folio" : "page", sum->verdict);
+}
+
+/* The whole report of a page that is not "ok", if the report has room. */
+static void pd_batch_report_in_full(struct pd_query *q, struct pd_batch *b,
+				    struct pd_query *page)
+{
+	if (!strcmp(page->summary.verdict, "ok"))
+		return;
+	if (b->reported == PD_BATCH_FULL_MAX ||
+	    seq_buf_used(&q->s) + seq_buf_used(&page->s) + SZ_4K >
+	    PD_BATCH_LINES_END) {
+		b->not_reported++;
+		return;
+	}
+	b->reported++;
+	pd_append_report(q, page);
+}
+
+/*
+ * Answer the page at @pfn with @page's query.  Return: 0, or -EINTR on a
+ * fatal signal, or another errno that ends the batch.
+ */
+static int pd_batch_page(struct pd_query *q, struct pd_batch *b,
+			 struct pd_query *page, unsigned long pfn)
+{
+	int err;
+
+	pd_query_reset(page);
+	page->pfn = pfn;
+	page->quick = q->quick;
+	page->batch = b;
+	err = pd_report_pfn(page);
+	if (err == -EINVAL && !page->summarized) {
+		/* Went offline since the chunk was made. */
+		pd_batch_not_memory(q, b, pfn, pfn + 1);
+		return 0;
+	}
+	b->pages++;
+	if (page->summarized) {
+		pd_batch_count(q, b, page);
+		pd_batch_report_in_full(q, b, page);
+		return err;
+	}
+	if (err == -EAGAIN) {
+		b->partial++;
+		seq_buf_printf(&q->s,
+			       "batch page: pfn=%#lx kind=changing verdict=partial (its folio kept changing)\n",
+			       pfn);
+		return 0;
+	}
+	return err;
+}
+
+/* The lines that end a batch's report: its cost, and its totals. */
+static void pd_batch_summary(struct pd_query *q, struct pd_batch *b,
+			     u64 ns, bool interrupted)
+{
+	if (b->unlisted)
+		seq_buf_printf(&q->s, "batch page: %lu more not listed\n",
+			       b->unlisted);
+	if (b->not_reported)
+		seq_buf_printf(&q->s,
+			       "batch reports: %lu pages that are not ok are not reported in full, only by their line\n",
+			       b->not_reported);
+	seq_buf_printf(&q->s,
+		       "batch cost: %u scans of every process, %lu page-table entries in %lu PTE tables in %llu us; %llu us in all\n",
+		       b->scans, b->entries, b->tables,
+		       div_u64(b->scan_ns, NSEC_PER_USEC),
+		       div_u64(ns, NSEC_PER_USEC));
+	seq_buf_printf(&q->s,
+		       "batch: pages=%lu ok=%lu partial=%lu mismatch=%lu not_memory=%lu reported=%u scans=%u%s\n",
+		       b->pages, b->ok, b->partial, b->mismatch, b->not_memory,
+		       b->reported, b->scans, interrupted ? " interrupted" : "");
+	q->summarized = true;
+}
+
+/* Answer every page asked, a chunk at a time. */
+static int pd_batch_answer(struct pd_query *q, struct pd_batch *b,
+			   struct pd_query *page)
+{
+	unsigned int i;
+	int err = 0;
+
+	while (!err && pd_batch_next_chunk(q, b)) {
+		if (!q->quick)
+			pd_batch_scan(b);
+		for (i = 0; i < b->nr_pfns && !err; i++) {
+			err = pd_batch_page(q, b, page, b->pfns[i]);
+			if (!err && fatal_signal_pending(current))
+				err = -EINTR;
+		}
+	}
+	if (!err && fatal_signal_pending(current))
+		err = -EINTR;
+	return err;
+}
+
+/**
+ * pd_phys_batch - the query of many pages: a list, or a range
+ * @q: the query
+ * @input: its input, which is cut up
+ *
+ * Might sleep.
+ *
+ * Return: 0, -EINVAL on bad input, -ENOMEM, or -EINTR on a fatal signal
+ * (the report is then summarized, its totals so far).
+ */
+int pd_phys_batch(struct pd_query *q, char *input)
+{
+	struct pd_query *page = NULL;
+	u64 start = local_clock();
+	struct pd_batch *b;
+	int err;
+
+	b = kvzalloc_obj(*b, GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	err = pd_batch_parse(q, b, input);
+	if (err)
+		goto free;
+	err = -ENOMEM;
+	b->hits = kvmalloc_array(PD_BATCH_HITS_MAX, sizeof(*b->hits),
+				 GFP_KERNEL);
+	b->scan = pd_query_alloc();
+	page = pd_query_alloc();
+	if (!b->hits || !b->scan || !page)
+		goto free;
+	err = pd_query_report_size(q, PD_BATCH_REPORT_MAX);
+	if (err)
+		goto free;
+
+	seq_buf_printf(&q->s,
+		       "phys: %lu addresses and ranges, %lu pages, each answered once, in order%s\n",
+		       b->nr_words, b->words_pages, q->quick ? " (quick)" : "");
+	err = pd_batch_answer(q, b, page);
+	if (!err || err == -EINTR)
+		pd_batch_summary(q, b, local_clock() - start, err);
+free:
+	pd_query_free(page);
+	pd_query_free(b->scan);
+	kvfree(b->hits);
+	kvfree(b);
+	return err;
+}
