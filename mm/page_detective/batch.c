@@ -34,6 +34,7 @@
 #define PD_BATCH_CHUNK		512
 /* Mappings one scan keeps; the pages of those it cannot keep scan alone. */
 #define PD_BATCH_HITS_MAX	SZ_32K
+#define PD_BATCH_KERNEL_HITS_MAX	SZ_4K
 /* Whole reports of the pages that are not "ok", in one batch's report. */
 #define PD_BATCH_FULL_MAX	8
 #define PD_BATCH_REPORT_MAX	SZ_1M
@@ -56,6 +57,12 @@ struct pd_batch_hit {
 	struct pd_pending p;
 };
 
+/* A kernel leaf that maps a page the scan looks for: pd_kernel_leaf(). */
+struct pd_kernel_hit {
+	unsigned long addr, first, size;
+	const char *level;
+};
+
 struct pd_batch {
 	/* What was asked: sorted, merged; and the next page to answer. */
 	struct pd_range asked[PD_BATCH_WORDS_MAX];
@@ -75,13 +82,16 @@ struct pd_batch {
 	struct pd_batch_hit *hits;
 	unsigned int nr_hits;
 	unsigned long widest;			/* the most pages a hit maps */
+	struct pd_kernel_hit *kernel_hits;
+	unsigned int nr_kernel_hits;
+	bool kernel_scanned;			/* and all its hits kept */
 
 	/* The totals. */
 	unsigned long pages, ok, partial, mismatch, not_memory, unlisted;
 	unsigned long not_reported;		/* in full: pages not "ok" */
 	unsigned int reported, scans;
 	unsigned long entries, tables;		/* what the scans read */
-	u64 scan_ns;
+	u64 scan_ns, kernel_ns;
 };
 
 /* ---- The input ----------------------------------------------------------- */
@@ -378,6 +388,55 @@ bool pd_batch_replay(struct pd_query *q)
 	return true;
 }
 
+/**
+ * pd_batch_keep_kernel - keep a kernel leaf that a batch's scan met
+ * @b: the batch
+ * @addr: an address the leaf maps
+ * @first: the first page it maps
+ * @size: the size it maps
+ * @level: its level
+ *
+ * Kept if it maps a page the scan looks for; if there is no room, each
+ * page's query walks the kernel's page tables alone.
+ */
+void pd_batch_keep_kernel(struct pd_batch *b, unsigned long addr,
+			  unsigned long first, unsigned long size,
+			  const char *level)
+{
+	if (!pd_batch_looks_for(b, first, size >> PAGE_SHIFT))
+		return;
+	if (b->nr_kernel_hits == PD_BATCH_KERNEL_HITS_MAX) {
+		b->kernel_scanned = false;
+		return;
+	}
+	b->kernel_hits[b->nr_kernel_hits++] = (struct pd_kernel_hit) {
+		.addr = addr, .first = first, .size = size, .level = level,
+	};
+}
+
+/**
+ * pd_batch_kernel_replay - give a page's query the kernel leaves the
+ *	batch's scan met, but the direct map's
+ * @q: the query of one page of a batch
+ *
+ * Return: false if @q is not of a batch, or the scan did not look for its
+ * page or could not keep all it met: @q walks alone.
+ */
+bool pd_batch_kernel_replay(struct pd_query *q)
+{
+	const struct pd_batch *b = q->batch;
+	unsigned int i;
+
+	if (!b || !b->kernel_scanned || !pd_batch_looks_for(b, q->pfn, 1))
+		return false;
+	for (i = 0; i < b->nr_kernel_hits; i++) {
+		const struct pd_kernel_hit *hit = &b->kernel_hits[i];
+
+		pd_kernel_leaf(q, hit->addr, hit->first, hit->size, hit->level);
+	}
+	return true;
+}
+
 /* ---- The chunks ------------------------------------------------------------ */
 
 /*
@@ -458,9 +517,11 @@ static void pd_batch_scan(struct pd_batch *b)
 {
 	struct pd_query *scan = b->scan;
 	unsigned int i;
+	u64 start;
 
 	pd_query_reset(scan);
 	b->nr_hits = 0;
+	b->nr_kernel_hits = 0;
 	b->widest = 1;
 	for (i = 0; i < b->nr_pfns; i++)
 		pd_batch_look_for(b, b->pfns[i]);
@@ -470,6 +531,11 @@ static void pd_batch_scan(struct pd_batch *b)
 	scan->targets = b;
 	scan->first_pfn = b->looked[0].start;
 	scan->nr_pfns = b->looked[b->nr_looked - 1].end - scan->first_pfn;
+	start = local_clock();
+	b->kernel_scanned = true;
+	if (pd_kernel_scan(scan))
+		b->kernel_scanned = false;
+	b->kernel_ns += local_clock() - start;
 	pd_scan_processes(scan);
 	sort(b->hits, b->nr_hits, sizeof(*b->hits), pd_cmp_hit, NULL);
 	b->scans++;
@@ -564,9 +630,10 @@ static void pd_batch_summary(struct pd_query *q, struct pd_batch *b,
 			       "batch reports: %lu pages that are not ok are not reported in full, only by their line\n",
 			       b->not_reported);
 	seq_buf_printf(&q->s,
-		       "batch cost: %u scans of every process, %lu page-table entries in %lu PTE tables in %llu us; %llu us in all\n",
+		       "batch cost: %u scans of every process, %lu page-table entries in %lu PTE tables in %llu us; kernel page tables %llu us; %llu us in all\n",
 		       b->scans, b->entries, b->tables,
 		       div_u64(b->scan_ns, NSEC_PER_USEC),
+		       div_u64(b->kernel_ns, NSEC_PER_USEC),
 		       div_u64(ns, NSEC_PER_USEC));
 	seq_buf_printf(&q->s,
 		       "batch: pages=%lu ok=%lu partial=%lu mismatch=%lu not_memory=%lu reported=%u scans=%u%s\n",
@@ -622,9 +689,11 @@ int pd_phys_batch(struct pd_query *q, char *input)
 	err = -ENOMEM;
 	b->hits = kvmalloc_array(PD_BATCH_HITS_MAX, sizeof(*b->hits),
 				 GFP_KERNEL);
+	b->kernel_hits = kvmalloc_array(PD_BATCH_KERNEL_HITS_MAX,
+					sizeof(*b->kernel_hits), GFP_KERNEL);
 	b->scan = pd_query_alloc();
 	page = pd_query_alloc();
-	if (!b->hits || !b->scan || !page)
+	if (!b->hits || !b->kernel_hits || !b->scan || !page)
 		goto free;
 	err = pd_query_report_size(q, PD_BATCH_REPORT_MAX);
 	if (err)
@@ -639,6 +708,7 @@ int pd_phys_batch(struct pd_query *q, char *input)
 free:
 	pd_query_free(page);
 	pd_query_free(b->scan);
+	kvfree(b->kernel_hits);
 	kvfree(b->hits);
 	kvfree(b);
 	return err;

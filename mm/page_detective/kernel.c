@@ -29,14 +29,24 @@ static const char *pd_kernel_area(unsigned long addr)
 	return "other";
 }
 
-/*
- * A kernel leaf entry of @size maps the pages from @first, at @addr or
- * around it: if q->pfn is one of them, keep where it is mapped.
+/**
+ * pd_kernel_leaf - a kernel leaf entry that a walk met
+ * @q: the query
+ * @addr: an address the leaf maps
+ * @first: the first page it maps
+ * @size: the size it maps
+ * @level: its level
+ *
+ * If q->pfn is one of the pages the leaf maps, keep where it maps it; the
+ * scan of a batch keeps the leaf for each page's query, if it maps one.
  */
-static void pd_kernel_leaf(struct pd_query *q, unsigned long addr,
-			   unsigned long first, unsigned long size,
-			   const char *level)
+void pd_kernel_leaf(struct pd_query *q, unsigned long addr,
+		    unsigned long first, unsigned long size, const char *level)
 {
+	if (q->targets) {
+		pd_batch_keep_kernel(q->targets, addr, first, size, level);
+		return;
+	}
 	if (q->pfn - first >= size >> PAGE_SHIFT)
 		return;
 	addr = ALIGN_DOWN(addr, size) + ((q->pfn - first) << PAGE_SHIFT);
@@ -45,6 +55,12 @@ static void pd_kernel_leaf(struct pd_query *q, unsigned long addr,
 			.addr = addr, .level = level,
 		};
 	q->kernel_mappings++;
+}
+
+/* Whether a kernel PTE that maps @pfn maps a page the walk looks for. */
+static inline bool pd_kernel_wants(struct pd_query *q, unsigned long pfn)
+{
+	return q->targets ? pd_pfn_counted(q, pfn) : pfn == q->pfn;
 }
 
 static int pd_kernel_pud(pud_t *pud, unsigned long addr, unsigned long next,
@@ -91,8 +107,8 @@ static int pd_kernel_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
 	do {
 		pte_t entry = ptep_get(pte);
 
-		if (pte_present(entry) && pte_pfn(entry) == q->pfn)
-			pd_kernel_leaf(q, addr, q->pfn, PAGE_SIZE, "pte");
+		if (pte_present(entry) && pd_kernel_wants(q, pte_pfn(entry)))
+			pd_kernel_leaf(q, addr, pte_pfn(entry), PAGE_SIZE, "pte");
 		addr += PAGE_SIZE;
 		pte++;
 	} while (addr - 1 < next - 1);
@@ -152,12 +168,29 @@ int pd_kernel_mappings(struct pd_query *q)
 	err = walk_kernel_page_tables(direct, pd_page_end(direct),
 				      &pd_kernel_ops, q);
 	q->direct_mapped = q->kernel_mappings;
-	if (!err && !q->quick)
-		err = walk_kernel_page_tables(0, PAGE_OFFSET, &pd_kernel_ops, q);
-	if (!err && !q->quick)
+	if (!err && !q->quick && !pd_batch_kernel_replay(q))
+		err = pd_kernel_scan(q);
+	q->kernel_ns = local_clock() - start;
+	return err;
+}
+
+/**
+ * pd_kernel_scan - walk the kernel's page tables, but the direct map
+ * @q: the query: of one page, or the scan of a batch
+ *
+ * What it finds pd_kernel_leaf() keeps.  Before any page the query is
+ * about is pinned: see pd_kernel_mappings().  Might sleep.
+ *
+ * Return: 0, or -EINTR if a fatal signal came while waiting for the tables.
+ */
+int pd_kernel_scan(struct pd_query *q)
+{
+	int err;
+
+	err = walk_kernel_page_tables(0, PAGE_OFFSET, &pd_kernel_ops, q);
+	if (!err)
 		err = walk_kernel_page_tables((unsigned long)high_memory,
 					      ULONG_MAX, &pd_kernel_ops, q);
-	q->kernel_ns = local_clock() - start;
 	return err;
 }
 

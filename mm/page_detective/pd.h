@@ -407,6 +407,9 @@ void pd_count_refs(struct folio *folio, struct pd_refs *r);
 
 /* kernel.c */
 int pd_kernel_mappings(struct pd_query *q);
+int pd_kernel_scan(struct pd_query *q);
+void pd_kernel_leaf(struct pd_query *q, unsigned long addr,
+		    unsigned long first, unsigned long size, const char *level);
 void pd_print_kernel_mappings(struct pd_query *q);
 int pd_kernel_lookup(struct pd_query *q, unsigned long vaddr,
 		     struct pd_leaf *leaf);
@@ -451,6 +454,10 @@ int pd_phys_batch(struct pd_query *q, char *input);
 void pd_batch_keep(struct pd_batch *b, struct pd_mm *pdm,
 		   const struct pd_pending *p);
 bool pd_batch_replay(struct pd_query *q);
+void pd_batch_keep_kernel(struct pd_batch *b, unsigned long addr,
+			  unsigned long first, unsigned long size,
+			  const char *level);
+bool pd_batch_kernel_replay(struct pd_query *q);
 
 /* verdict.c */
 const char *pd_verdict(struct pd_query *q, unsigned int *culprits);

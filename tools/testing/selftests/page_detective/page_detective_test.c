@@ -1804,6 +1804,26 @@ TEST_F(pd, kernel_text)
 }
 
 /* A page of a vmalloc area: mapped in vmalloc space and in the direct map. */
+/*
+ * The page of @s asked about as a range of one page: a batch, whose scan
+ * walks the kernel's page tables once for all its pages, finds the same
+ * kernel mappings.
+ */
+static void check_batch_kernel_mappings(struct __test_metadata *_metadata,
+					const struct pd_summary *s)
+{
+	char *batch = malloc(PD_BATCH_REPORT_SIZE), input[64];
+	unsigned long ps = pd_page_size();
+	struct pd_batch_page b;
+
+	ASSERT_NE(NULL, batch);
+	snprintf(input, sizeof(input), "%#lx-%#lx", s->pfn * ps, (s->pfn + 1) * ps - 1);
+	ASSERT_EQ(0, pd_query("phys", input, batch, PD_BATCH_REPORT_SIZE));
+	ASSERT_EQ(1, pd_batch_page(batch, s->pfn, &b)) TH_LOG("%s", batch);
+	EXPECT_EQ(s->kernel_mappings, b.kernel_mappings) TH_LOG("%s", batch);
+	free(batch);
+}
+
 TEST_F(pd, vmalloc_page)
 {
 	long kptr_restrict = read_long("/proc/sys/kernel/kptr_restrict");
@@ -1834,6 +1854,7 @@ TEST_F(pd, vmalloc_page)
 	EXPECT_NE(NULL, pd_kernel_map(r, "direct map"));
 	EXPECT_EQ(r->leaf_pfn, r->sum.pfn);
 	EXPECT_EQ(0, r->nr_user);
+	check_batch_kernel_mappings(_metadata, &r->sum);
 	free(r);
 }
 
@@ -1860,6 +1881,7 @@ TEST_F(pd, module_memory)
 	EXPECT_EQ(text & ~(self->page_size - 1), mod->addr);
 	EXPECT_NE(NULL, pd_kernel_map(r, "direct map"));
 	EXPECT_EQ(r->leaf_pfn, r->sum.pfn);
+	check_batch_kernel_mappings(_metadata, &r->sum);
 	free(r);
 }
 
@@ -1991,6 +2013,7 @@ static void check_batch_anon(struct __test_metadata *_metadata,
 		ASSERT_EQ(0, pd_phys(pfns[i], single, PD_REPORT_SIZE));
 		ASSERT_EQ(0, pd_parse_summary(single, &s));
 		EXPECT_EQ(s.mapcount, p.mapcount);
+		EXPECT_EQ(s.kernel_mappings, p.kernel_mappings);
 		EXPECT_EQ(s.user_mappings, p.user_mappings);
 		EXPECT_EQ(s.rmap_mappings, p.rmap_mappings);
 		EXPECT_EQ(s.processes, p.processes);
