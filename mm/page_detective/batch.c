@@ -32,9 +32,8 @@
 #define PD_BATCH_WORDS_MAX	1024
 /* Pages that one scan looks for. */
 #define PD_BATCH_CHUNK		512
-/* Mappings one scan keeps; the pages of those it cannot keep scan alone. */
+/* Mappings one scan keeps; the pages of those it cannot keep walk alone. */
 #define PD_BATCH_HITS_MAX	SZ_32K
-#define PD_BATCH_KERNEL_HITS_MAX	SZ_4K
 /* Whole reports of the pages that are not "ok", in one batch's report. */
 #define PD_BATCH_FULL_MAX	8
 #define PD_BATCH_REPORT_MAX	SZ_1M
@@ -51,16 +50,14 @@ struct pd_range {
 	bool dropped;		/* the scan could not keep all it found */
 };
 
-/* A mapping the scan found of a page it looks for. */
+/*
+ * A mapping the scan found of a page it looks for: in a process's page
+ * tables, or in the kernel's (@pdm NULL; p.base is then an address the
+ * leaf maps, as pd_kernel_leaf() takes it).
+ */
 struct pd_batch_hit {
 	struct pd_mm *pdm;	/* the scan query's */
 	struct pd_pending p;
-};
-
-/* A kernel leaf that maps a page the scan looks for: pd_kernel_leaf(). */
-struct pd_kernel_hit {
-	unsigned long addr, first, size;
-	const char *level;
 };
 
 struct pd_batch {
@@ -82,9 +79,6 @@ struct pd_batch {
 	struct pd_batch_hit *hits;
 	unsigned int nr_hits;
 	unsigned long widest;			/* the most pages a hit maps */
-	struct pd_kernel_hit *kernel_hits;
-	unsigned int nr_kernel_hits;
-	bool kernel_scanned;			/* and all its hits kept */
 
 	/* The totals. */
 	unsigned long pages, ok, partial, mismatch, not_memory, unlisted;
@@ -92,6 +86,9 @@ struct pd_batch {
 	unsigned int reported, scans;
 	unsigned long entries, tables;		/* what the scans read */
 	u64 scan_ns, kernel_ns;
+	/* What the pages' own queries took, summed: see pd_batch_count(). */
+	u64 page_rmap_ns, page_verdict_ns;
+	u64 page_source_ns[PD_NR_SOURCES];
 };
 
 /* ---- The input ----------------------------------------------------------- */
@@ -282,31 +279,42 @@ static void pd_batch_fill_filter(struct pd_batch *b)
 
 /* ---- What the scan finds --------------------------------------------------- */
 
+/*
+ * Mark the pages of the ranges that [@pfn, @pfn + @nr) meets: the scan did
+ * not keep all it found of them, and their queries walk alone.
+ */
+static void pd_batch_drop(struct pd_batch *b, unsigned long pfn,
+			  unsigned long nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->nr_looked; i++)
+		if (b->looked[i].start < pfn + nr && pfn < b->looked[i].end)
+			b->looked[i].dropped = true;
+}
+
+/* Keep a hit, if there is room; else drop what it maps. */
+static void pd_batch_add(struct pd_batch *b, struct pd_mm *pdm,
+			 const struct pd_pending *p)
+{
+	if (b->nr_hits == PD_BATCH_HITS_MAX) {
+		pd_batch_drop(b, p->pfn, p->nr);
+		return;
+	}
+	b->hits[b->nr_hits++] = (struct pd_batch_hit) { .pdm = pdm, .p = *p };
+	b->widest = max(b->widest, p->nr);
+}
+
 /**
  * pd_batch_keep - keep a mapping that a batch's scan found
  * @b: the batch
  * @pdm: the mm, the scan query's
  * @p: the mapping: the leaf and where it maps
- *
- * When there is no more room, the pages it maps are marked: their queries
- * scan alone.
  */
 void pd_batch_keep(struct pd_batch *b, struct pd_mm *pdm,
 		   const struct pd_pending *p)
 {
-	unsigned int i;
-
-	if (b->nr_hits < PD_BATCH_HITS_MAX) {
-		b->hits[b->nr_hits++] = (struct pd_batch_hit) {
-			.pdm = pdm, .p = *p,
-		};
-		b->widest = max(b->widest, p->nr);
-		return;
-	}
-	for (i = 0; i < b->nr_looked; i++)
-		if (b->looked[i].start < p->pfn + p->nr &&
-		    p->pfn < b->looked[i].end)
-			b->looked[i].dropped = true;
+	pd_batch_add(b, pdm, p);
 }
 
 static int pd_cmp_hit(const void *a, const void *b)
@@ -371,7 +379,7 @@ bool pd_batch_replay(struct pd_query *q)
 		struct pd_pending p = hit->p;
 		struct pd_mm *pdm;
 
-		if (!pd_leaf_maps(q, p.pfn, p.nr, p.base, &p.addr))
+		if (!hit->pdm || !pd_leaf_maps(q, p.pfn, p.nr, p.base, &p.addr))
 			continue;
 		pdm = pd_mm_get(q, hit->pdm->mm);
 		if (!pdm)
@@ -403,37 +411,52 @@ void pd_batch_keep_kernel(struct pd_batch *b, unsigned long addr,
 			  unsigned long first, unsigned long size,
 			  const char *level)
 {
-	if (!pd_batch_looks_for(b, first, size >> PAGE_SHIFT))
-		return;
-	if (b->nr_kernel_hits == PD_BATCH_KERNEL_HITS_MAX) {
-		b->kernel_scanned = false;
-		return;
-	}
-	b->kernel_hits[b->nr_kernel_hits++] = (struct pd_kernel_hit) {
-		.addr = addr, .first = first, .size = size, .level = level,
+	struct pd_pending p = {
+		.pfn = first, .nr = size >> PAGE_SHIFT, .base = addr,
+		.level = level,
 	};
+
+	if (pd_batch_looks_for(b, p.pfn, p.nr))
+		pd_batch_add(b, NULL, &p);
+}
+
+/* Give @q the kernel leaves that map its page, in the direct map or not. */
+static void pd_batch_kernel_leaves(struct pd_query *q, bool direct)
+{
+	const struct pd_batch *b = q->batch;
+	unsigned int i;
+
+	for (i = pd_batch_first_hit(b, q->pfn);
+	     i < b->nr_hits && b->hits[i].p.pfn <= q->pfn; i++) {
+		const struct pd_pending *p = &b->hits[i].p;
+
+		if (!b->hits[i].pdm && pd_kernel_direct(p->base) == direct)
+			pd_kernel_leaf(q, p->base, p->pfn, p->nr << PAGE_SHIFT,
+				       p->level);
+	}
 }
 
 /**
- * pd_batch_kernel_replay - give a page's query the kernel leaves the
- *	batch's scan met, but the direct map's
+ * pd_batch_kernel_replay - give a page's query what the batch's walk of
+ *	the kernel's page tables met of its page
  * @q: the query of one page of a batch
  *
- * Return: false if @q is not of a batch, or the scan did not look for its
+ * The direct map's mappings first, as the query's own walk finds them;
+ * the walk's cost is the query's, as the scan's is (pd_batch_replay()).
+ *
+ * Return: false if @q is not of a batch, or the walk did not look for its
  * page or could not keep all it met: @q walks alone.
  */
 bool pd_batch_kernel_replay(struct pd_query *q)
 {
 	const struct pd_batch *b = q->batch;
-	unsigned int i;
 
-	if (!b || !b->kernel_scanned || !pd_batch_looks_for(b, q->pfn, 1))
+	if (!b || !pd_batch_covers(b, q->pfn, 1))
 		return false;
-	for (i = 0; i < b->nr_kernel_hits; i++) {
-		const struct pd_kernel_hit *hit = &b->kernel_hits[i];
-
-		pd_kernel_leaf(q, hit->addr, hit->first, hit->size, hit->level);
-	}
+	pd_batch_kernel_leaves(q, true);
+	q->direct_mapped = q->kernel_mappings;
+	pd_batch_kernel_leaves(q, false);
+	q->kernel_ns = b->scan->kernel_ns;
 	return true;
 }
 
@@ -516,12 +539,12 @@ static bool pd_batch_next_chunk(struct pd_query *q, struct pd_batch *b)
 static void pd_batch_scan(struct pd_batch *b)
 {
 	struct pd_query *scan = b->scan;
-	unsigned int i;
+	unsigned int i, nr;
+	int err = 0;
 	u64 start;
 
 	pd_query_reset(scan);
 	b->nr_hits = 0;
-	b->nr_kernel_hits = 0;
 	b->widest = 1;
 	for (i = 0; i < b->nr_pfns; i++)
 		pd_batch_look_for(b, b->pfns[i]);
@@ -532,10 +555,20 @@ static void pd_batch_scan(struct pd_batch *b)
 	scan->first_pfn = b->looked[0].start;
 	scan->nr_pfns = b->looked[b->nr_looked - 1].end - scan->first_pfn;
 	start = local_clock();
-	b->kernel_scanned = true;
-	if (pd_kernel_scan(scan))
-		b->kernel_scanned = false;
-	b->kernel_ns += local_clock() - start;
+	for (i = 0; i < b->nr_pfns; i += nr) {
+		for (nr = 1; i + nr < b->nr_pfns; nr++)
+			if (b->pfns[i + nr] != b->pfns[i] + nr)
+				break;
+		err = pd_kernel_scan_direct(scan, b->pfns[i], nr);
+		if (err)
+			break;
+	}
+	if (!err)
+		err = pd_kernel_scan(scan);
+	if (err)	/* what was not walked, each page's query walks */
+		pd_batch_drop(b, 0, ULONG_MAX);
+	scan->kernel_ns = local_clock() - start;
+	b->kernel_ns += scan->kernel_ns;
 	pd_scan_processes(scan);
 	sort(b->hits, b->nr_hits, sizeof(*b->hits), pd_cmp_hit, NULL);
 	b->scans++;
@@ -550,6 +583,12 @@ static void pd_batch_count(struct pd_query *q, struct pd_batch *b,
 {
 	const struct pd_summary *sum = &page->summary;
 	bool ok = !strcmp(sum->verdict, "ok");
+	unsigned int i;
+
+	b->page_rmap_ns += page->rmap_ns;
+	b->page_verdict_ns += page->recheck_ns;
+	for (i = 0; i < PD_NR_SOURCES; i++)
+		b->page_source_ns[i] += page->source_ns[i];
 
 	b->ok += ok;
 	b->mismatch += !strcmp(sum->verdict, "mismatch");
@@ -622,6 +661,8 @@ static int pd_batch_page(struct pd_query *q, struct pd_batch *b,
 static void pd_batch_summary(struct pd_query *q, struct pd_batch *b,
 			     u64 ns, bool interrupted)
 {
+	unsigned int i;
+
 	if (b->unlisted)
 		seq_buf_printf(&q->s, "batch page: %lu more not listed\n",
 			       b->unlisted);
@@ -635,6 +676,14 @@ static void pd_batch_summary(struct pd_query *q, struct pd_batch *b,
 		       div_u64(b->scan_ns, NSEC_PER_USEC),
 		       div_u64(b->kernel_ns, NSEC_PER_USEC),
 		       div_u64(ns, NSEC_PER_USEC));
+	seq_buf_printf(&q->s,
+		       "batch cost: the pages' own, summed: rmap %llu us; verdict %llu us",
+		       div_u64(b->page_rmap_ns, NSEC_PER_USEC),
+		       div_u64(b->page_verdict_ns, NSEC_PER_USEC));
+	for (i = 0; i < PD_NR_SOURCES; i++)
+		seq_buf_printf(&q->s, "; %s %llu us", pd_sources[i]->name,
+			       div_u64(b->page_source_ns[i], NSEC_PER_USEC));
+	seq_buf_putc(&q->s, '\n');
 	seq_buf_printf(&q->s,
 		       "batch: pages=%lu ok=%lu partial=%lu mismatch=%lu not_memory=%lu reported=%u scans=%u%s\n",
 		       b->pages, b->ok, b->partial, b->mismatch, b->not_memory,
@@ -689,11 +738,9 @@ int pd_phys_batch(struct pd_query *q, char *input)
 	err = -ENOMEM;
 	b->hits = kvmalloc_array(PD_BATCH_HITS_MAX, sizeof(*b->hits),
 				 GFP_KERNEL);
-	b->kernel_hits = kvmalloc_array(PD_BATCH_KERNEL_HITS_MAX,
-					sizeof(*b->kernel_hits), GFP_KERNEL);
 	b->scan = pd_query_alloc();
 	page = pd_query_alloc();
-	if (!b->hits || !b->kernel_hits || !b->scan || !page)
+	if (!b->hits || !b->scan || !page)
 		goto free;
 	err = pd_query_report_size(q, PD_BATCH_REPORT_MAX);
 	if (err)
@@ -708,7 +755,6 @@ int pd_phys_batch(struct pd_query *q, char *input)
 free:
 	pd_query_free(page);
 	pd_query_free(b->scan);
-	kvfree(b->kernel_hits);
 	kvfree(b->hits);
 	kvfree(b);
 	return err;

@@ -16,9 +16,20 @@
 
 #include "pd.h"
 
+/**
+ * pd_kernel_direct - whether a kernel address is one of the direct map
+ * @addr: the address
+ *
+ * Return: true if it is.
+ */
+bool pd_kernel_direct(unsigned long addr)
+{
+	return addr >= PAGE_OFFSET && addr < (unsigned long)high_memory;
+}
+
 static const char *pd_kernel_area(unsigned long addr)
 {
-	if (addr >= PAGE_OFFSET && addr < (unsigned long)high_memory)
+	if (pd_kernel_direct(addr))
 		return "direct map";
 	if (is_vmalloc_addr((void *)addr))
 		return "vmalloc";
@@ -157,7 +168,6 @@ static bool pd_pfn_online(struct pd_query *q)
  */
 int pd_kernel_mappings(struct pd_query *q)
 {
-	unsigned long direct = (unsigned long)pfn_to_kaddr(q->pfn);
 	u64 start = local_clock();
 	int err;
 
@@ -165,13 +175,35 @@ int pd_kernel_mappings(struct pd_query *q)
 	if (!pd_pfn_online(q))
 		return 0;
 	q->kernel_walked = true;
-	err = walk_kernel_page_tables(direct, pd_page_end(direct),
-				      &pd_kernel_ops, q);
+	/* A page of a batch: its scan walked for it. */
+	if (!q->quick && pd_batch_kernel_replay(q))
+		return 0;
+	err = pd_kernel_scan_direct(q, q->pfn, 1);
 	q->direct_mapped = q->kernel_mappings;
-	if (!err && !q->quick && !pd_batch_kernel_replay(q))
+	if (!err && !q->quick)
 		err = pd_kernel_scan(q);
 	q->kernel_ns = local_clock() - start;
 	return err;
+}
+
+/**
+ * pd_kernel_scan_direct - look up pages where the direct map maps them
+ * @q: the query: of one page, or the scan of a batch
+ * @pfn: the first page
+ * @nr: how many pages from @pfn
+ *
+ * What it finds pd_kernel_leaf() keeps.  Might sleep.
+ *
+ * Return: 0, or -EINTR if a fatal signal came while waiting for the tables.
+ */
+int pd_kernel_scan_direct(struct pd_query *q, unsigned long pfn,
+			  unsigned long nr)
+{
+	unsigned long start = (unsigned long)pfn_to_kaddr(pfn);
+	unsigned long last = (unsigned long)pfn_to_kaddr(pfn + nr - 1);
+
+	return walk_kernel_page_tables(start, pd_page_end(last),
+				       &pd_kernel_ops, q);
 }
 
 /**
@@ -318,7 +350,7 @@ int pd_kernel_lookup(struct pd_query *q, unsigned long vaddr,
 			       leaf->level);
 	else
 		seq_buf_puts(&q->s, "leaf: none, nothing is mapped there\n");
-	if (vaddr >= PAGE_OFFSET && vaddr < (unsigned long)high_memory) {
+	if (pd_kernel_direct(vaddr)) {
 		leaf->present = true;
 		leaf->pfn = PHYS_PFN(__pa(vaddr));
 		seq_buf_printf(&q->s, "leaf: a direct map address, of pfn %#lx\n",

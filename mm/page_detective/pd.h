@@ -408,6 +408,9 @@ void pd_count_refs(struct folio *folio, struct pd_refs *r);
 /* kernel.c */
 int pd_kernel_mappings(struct pd_query *q);
 int pd_kernel_scan(struct pd_query *q);
+int pd_kernel_scan_direct(struct pd_query *q, unsigned long pfn,
+			  unsigned long nr);
+bool pd_kernel_direct(unsigned long addr);
 void pd_kernel_leaf(struct pd_query *q, unsigned long addr,
 		    unsigned long first, unsigned long size, const char *level);
 void pd_print_kernel_mappings(struct pd_query *q);
