@@ -19,7 +19,8 @@
  *  - queriers killed in the middle of a query.
  *
  * Every query must return 0 or a documented errno, and a complete report
- * of the PFN asked about when it returns 0.  Nobody corrupts memory here:
+ * of the PFN asked about when it returns 0 (some ask about many pages at
+ * once: a batch's report, with its totals).  Nobody corrupts memory here:
  * under churn a verdict may be "partial", never "mismatch", which Page
  * Detective only says of a disagreement that survives its re-checks.
  * PD_STRESS_SCALE multiplies the counts.
@@ -334,7 +335,7 @@ static void doomed_querier(unsigned long pfn)
 
 struct tally {
 	unsigned long queries, reports, by_errno[6], bad;
-	unsigned long virt, phys, exiting_pids, doomed;
+	unsigned long virt, phys, batches, exiting_pids, doomed;
 	struct pd_verdicts verdicts;
 };
 
@@ -369,6 +370,27 @@ static unsigned long recent(const unsigned long *pfns, unsigned long nr, uint64_
 	return nr ? pfns[rnd(rng, nr < RECENT ? nr : RECENT)] : 0;
 }
 
+/*
+ * Many churned pages in one query: up to eight recent PFNs, one of them
+ * twice, and the eight pages from another, as a range.
+ */
+static int ask_batch(const unsigned long *pfns, unsigned long nr, uint64_t *rng,
+		     char *report)
+{
+	char input[512];
+	size_t len = 0;
+	unsigned long pfn;
+	int i;
+
+	for (i = 0; i < 8 && (unsigned long)i < nr; i++)
+		len += snprintf(input + len, sizeof(input) - len, "0x%lx ",
+				recent(pfns, nr, rng) * page_size);
+	pfn = recent(pfns, nr, rng) ?: 0x1000;
+	snprintf(input + len, sizeof(input) - len, "0x%lx-0x%lx", pfn * page_size,
+		 (pfn + 8) * page_size - 1);
+	return pd_query("phys", input, report, PD_BATCH_REPORT_SIZE);
+}
+
 static pid_t start(void (*fn)(void))
 {
 	pid_t pid = fork();
@@ -383,7 +405,7 @@ static pid_t start(void (*fn)(void))
 int main(void)
 {
 	unsigned long n = pd_stress_count(CHURN_QUERIES), i;
-	char *report = malloc(PD_REPORT_SIZE), input[96];
+	char *report = malloc(PD_BATCH_REPORT_SIZE), input[96];
 	long ksm_run = pd_read_long(KSM "run");
 	long numa_balancing = pd_read_long(NUMA_BALANCING);
 	uint64_t rng = time(NULL);
@@ -456,6 +478,12 @@ int main(void)
 		case 5:
 		case 6:
 			/* PFNs the mapper had: now freed, reused, split or merged. */
+			if (i % 32 == 5) {
+				err = ask_batch(pfns, nr_pfns, &rng, report);
+				tally(&t, "phys", err, report, -1, "churned PFNs, in one batch");
+				t.batches++;
+				break;
+			}
 			pfn = recent(pfns, nr_pfns, &rng);
 			if (!pfn || i % 16 == 6) {
 				addr = region + rnd(&rng, REGION_PAGES) * page_size;
@@ -498,8 +526,8 @@ int main(void)
 		pd_write_file(NUMA_BALANCING, input);
 	}
 
-	pd_info("churn: %lu queries (%lu virt, %lu phys) in %.1f s\n",
-		t.queries, t.virt, t.phys, pd_now() - t0);
+	pd_info("churn: %lu queries (%lu virt, %lu phys, %lu of them batches) in %.1f s\n",
+		t.queries, t.virt, t.phys + t.batches, t.batches, pd_now() - t0);
 	pd_info("churn: %lu reports, %lu EINVAL, %lu ESRCH (%lu on exiting pids), %lu ENXIO, %lu EAGAIN, %lu EINTR, %lu other\n",
 		t.reports, t.by_errno[0], t.by_errno[1], t.exiting_pids,
 		t.by_errno[2], t.by_errno[3], t.by_errno[4], t.by_errno[5]);

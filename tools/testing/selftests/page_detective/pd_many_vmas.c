@@ -96,13 +96,21 @@ static int vma_count(pid_t pid)
 	return n;
 }
 
-/* A querier asking about @pfn again and again, until killed. */
-static void querier(unsigned long pfn, int ready)
+/*
+ * A querier asking about @pfn again and again, until killed; or, if
+ * @range, about the GiB of pages from it, a batch far longer than the wait.
+ */
+static void querier(unsigned long pfn, bool range, int ready)
 {
-	char input[64];
+	unsigned long paddr = pfn * page_size;
 	int fd = open(PD_DIR "/phys", O_WRONLY);
+	char input[96];
 
-	snprintf(input, sizeof(input), "0x%lx", pfn * page_size);
+	if (range)
+		snprintf(input, sizeof(input), "0x%lx-0x%lx", paddr,
+			 paddr + (1UL << 30) - 1);
+	else
+		snprintf(input, sizeof(input), "0x%lx", paddr);
 	if (fd < 0 || write(ready, "r", 1) != 1)
 		_exit(1);
 	for (;;)
@@ -138,6 +146,8 @@ int main(void)
 		ksft_exit_fail_msg("setup failed\n");
 	if (kills > ARRAY_SIZE(lat))
 		kills = ARRAY_SIZE(lat);
+	if (kills < 2)
+		kills = 2;	/* one of one page, one of a range */
 
 	t = pd_now();
 	if (pd_child_start(&big, big_process, l))
@@ -175,7 +185,8 @@ int main(void)
 
 	/*
 	 * kill -9 a querier in the middle of such a query: at a random point
-	 * of its first query, whose length we now know.
+	 * of its first query, whose length we now know; every other one in
+	 * the middle of a query of a range of pages.
 	 */
 	for (i = 0; i < kills; i++) {
 		int ready[2], status = 0;
@@ -188,7 +199,7 @@ int main(void)
 		pid = fork();
 		if (!pid) {
 			close(ready[0]);
-			querier(pfn, ready[1]);
+			querier(pfn, i % 2, ready[1]);
 		}
 		close(ready[1]);
 		if (read(ready[0], &byte, 1) != 1) {
@@ -217,7 +228,7 @@ int main(void)
 	}
 	if (killed) {
 		qsort(lat, killed, sizeof(lat[0]), pd_cmp_double);
-		pd_info("kill -9 of a querier mid-query: %u kills, ended after min %.1f ms, median %.1f ms, max %.1f ms (one query takes %.1f ms)\n",
+		pd_info("kill -9 of a querier mid-query (half of them of a range): %u kills, ended after min %.1f ms, median %.1f ms, max %.1f ms (one query takes %.1f ms)\n",
 			killed, lat[0], lat[killed / 2], lat[killed - 1], query_s * 1000);
 	}
 	ksft_test_result(killed == kills && !hung,

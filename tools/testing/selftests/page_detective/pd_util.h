@@ -1024,8 +1024,32 @@ static inline void pd_count_cost(struct pd_verdicts *v, const char *report)
 
 static inline void pd_count_verdict(struct pd_verdicts *v, const char *report)
 {
+	struct pd_batch_totals t;
 	struct pd_summary s;
 
+	/* A batch: its pages' verdicts, the lines of the mismatches kept. */
+	if (!pd_parse_batch(report, &t)) {
+		const char *line = report, *start;
+		long i;
+
+		v->ok += t.ok;
+		v->partial += t.partial;
+		if (t.mismatch && !v->mismatch)
+			snprintf(v->first_mismatch, sizeof(v->first_mismatch),
+				 "%s", report);
+		for (i = 0; i < t.mismatch; i++, line++) {
+			line = strstr(line, " verdict=mismatch\n");
+			if (!line)
+				break;
+			for (start = line; start > report && start[-1] != '\n'; start--)
+				;
+			if (v->mismatch + i < ARRAY_SIZE(v->why))
+				snprintf(v->why[v->mismatch + i], sizeof(v->why[0]),
+					 "%.*s", (int)(line - start) + 17, start);
+		}
+		v->mismatch += t.mismatch;
+		return;
+	}
 	if (pd_parse_summary(report, &s))
 		return;
 	pd_count_cost(v, report);
