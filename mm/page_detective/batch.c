@@ -3,7 +3,8 @@
  * Page Detective: many pages in one query.
  *
  * "phys" takes a list of physical addresses and ranges, a range written as
- * /proc/iomem writes one (START-END, both ends inclusive).  The pages are
+ * /proc/iomem writes one (START-END, both ends inclusive); "virt" a range of
+ * a process's addresses, which asks about every page mapped there.  The pages are
  * answered in ascending order, each once, PD_BATCH_CHUNK at a time: one
  * scan of every process's page tables looks for all the pages of a chunk,
  * keeping what it finds; then each page gets the query of one page
@@ -30,6 +31,8 @@
 
 /* Addresses and ranges in one query. */
 #define PD_BATCH_WORDS_MAX	1024
+/* Runs of pages that a virt range asks about, at most. */
+#define PD_BATCH_RUNS_MAX	SZ_16K
 /* Pages that one scan looks for. */
 #define PD_BATCH_CHUNK		512
 /* Mappings one scan keeps; the pages of those it cannot keep walk alone. */
@@ -61,11 +64,13 @@ struct pd_batch_hit {
 };
 
 struct pd_batch {
+	struct pd_query *q;			/* the query it answers */
 	/* What was asked: sorted, merged; and the next page to answer. */
-	struct pd_range asked[PD_BATCH_WORDS_MAX];
-	unsigned int nr_asked, cur;
+	struct pd_range *asked;
+	unsigned int nr_asked, max_asked, cur;
 	unsigned long next;
-	unsigned long nr_words, words_pages;	/* as written */
+	unsigned long nr_words, words_pages;	/* as written, or mapped */
+	unsigned long leaves_unlisted;		/* of a virt range */
 
 	/* The chunk: its pages, and what its scan looks for: each, or its folio. */
 	unsigned long pfns[PD_BATCH_CHUNK];
@@ -159,7 +164,7 @@ static int pd_batch_parse(struct pd_query *q, struct pd_batch *b, char *input)
 				goto invalid;
 			break;
 		}
-		if (b->nr_asked == PD_BATCH_WORDS_MAX)
+		if (b->nr_asked == b->max_asked)
 			goto invalid;
 		err = pd_parse_word(word, &r->start, &r->end);
 		if (err == -ERANGE) {
@@ -174,8 +179,6 @@ static int pd_batch_parse(struct pd_query *q, struct pd_batch *b, char *input)
 	if (!b->nr_asked)
 		goto invalid;
 	b->nr_words = b->nr_asked;
-	b->nr_asked = pd_merge_ranges(b->asked, b->nr_asked);
-	b->next = b->asked[0].start;
 	return 0;
 
 invalid:
@@ -712,6 +715,56 @@ static int pd_batch_answer(struct pd_query *q, struct pd_batch *b,
 	return err;
 }
 
+static void pd_batch_free(struct pd_batch *b)
+{
+	pd_query_free(b->scan);
+	kvfree(b->hits);
+	kvfree(b->asked);
+	kvfree(b);
+}
+
+/* A batch for @q, of up to @max_asked runs of pages; its report grown. */
+static struct pd_batch *pd_batch_alloc(struct pd_query *q,
+				       unsigned int max_asked)
+{
+	struct pd_batch *b = kvzalloc_obj(*b, GFP_KERNEL);
+
+	if (!b)
+		return NULL;
+	b->q = q;
+	b->max_asked = max_asked;
+	b->asked = kvmalloc_array(max_asked, sizeof(*b->asked), GFP_KERNEL);
+	b->hits = kvmalloc_array(PD_BATCH_HITS_MAX, sizeof(*b->hits),
+				 GFP_KERNEL);
+	b->scan = pd_query_alloc();
+	if (!b->asked || !b->hits || !b->scan ||
+	    pd_query_report_size(q, PD_BATCH_REPORT_MAX)) {
+		pd_batch_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+/*
+ * Answer the pages asked, sorted and merged here, each with the query of
+ * one page, and end the report with the totals.
+ */
+static int pd_batch_run(struct pd_query *q, struct pd_batch *b, u64 start)
+{
+	struct pd_query *page = pd_query_alloc();
+	int err;
+
+	if (!page)
+		return -ENOMEM;
+	b->nr_asked = pd_merge_ranges(b->asked, b->nr_asked);
+	b->next = b->asked[0].start;
+	err = pd_batch_answer(q, b, page);
+	if (!err || err == -EINTR)
+		pd_batch_summary(q, b, local_clock() - start, err);
+	pd_query_free(page);
+	return err;
+}
+
 /**
  * pd_phys_batch - the query of many pages: a list, or a range
  * @q: the query
@@ -724,38 +777,148 @@ static int pd_batch_answer(struct pd_query *q, struct pd_batch *b,
  */
 int pd_phys_batch(struct pd_query *q, char *input)
 {
-	struct pd_query *page = NULL;
 	u64 start = local_clock();
 	struct pd_batch *b;
 	int err;
 
-	b = kvzalloc_obj(*b, GFP_KERNEL);
+	b = pd_batch_alloc(q, PD_BATCH_WORDS_MAX);
 	if (!b)
 		return -ENOMEM;
 	err = pd_batch_parse(q, b, input);
-	if (err)
-		goto free;
-	err = -ENOMEM;
-	b->hits = kvmalloc_array(PD_BATCH_HITS_MAX, sizeof(*b->hits),
-				 GFP_KERNEL);
-	b->scan = pd_query_alloc();
-	page = pd_query_alloc();
-	if (!b->hits || !b->scan || !page)
-		goto free;
-	err = pd_query_report_size(q, PD_BATCH_REPORT_MAX);
-	if (err)
-		goto free;
+	if (!err) {
+		seq_buf_printf(&q->s,
+			       "phys: %lu addresses and ranges, %lu pages, each answered once, in order%s\n",
+			       b->nr_words, b->words_pages,
+			       q->quick ? " (quick)" : "");
+		err = pd_batch_run(q, b, start);
+	}
+	pd_batch_free(b);
+	return err;
+}
 
-	seq_buf_printf(&q->s,
-		       "phys: %lu addresses and ranges, %lu pages, each answered once, in order%s\n",
-		       b->nr_words, b->words_pages, q->quick ? " (quick)" : "");
-	err = pd_batch_answer(q, b, page);
-	if (!err || err == -EINTR)
-		pd_batch_summary(q, b, local_clock() - start, err);
-free:
-	pd_query_free(page);
-	pd_query_free(b->scan);
-	kvfree(b->hits);
-	kvfree(b);
+/*
+ * A run of @nr pages from @pfn that a leaf maps at @addr in a virt range:
+ * listed, and asked about.  Return: 0, or -E2BIG when there is no more
+ * room, which ends the walk.
+ */
+static int pd_batch_mapped(void *arg, unsigned long addr, unsigned long pfn,
+			   unsigned long nr, const char *level)
+{
+	struct pd_batch *b = arg;
+	struct pd_range *last = b->nr_asked ? &b->asked[b->nr_asked - 1] : NULL;
+
+	if (!last || last->end != pfn) {
+		if (b->nr_asked == b->max_asked) {
+			seq_buf_printf(&b->q->s,
+				       "virt: more than %u runs of pages mapped: those from %#lx on are not asked about\n",
+				       b->max_asked, addr);
+			return -E2BIG;
+		}
+		last = &b->asked[b->nr_asked++];
+		*last = (struct pd_range) { .start = pfn, .end = pfn };
+	}
+	last->end += nr;
+	b->nr_words++;
+	b->words_pages += nr;
+	if (b->nr_words > PD_LISTED_MAX) {
+		b->leaves_unlisted++;
+		return 0;
+	}
+	seq_buf_printf(&b->q->s, "leaf: %#lx %s, pfn %#lx", addr, level, pfn);
+	if (nr > 1)
+		seq_buf_printf(&b->q->s, "-%#lx", pfn + nr - 1);
+	seq_buf_putc(&b->q->s, '\n');
+	return 0;
+}
+
+/*
+ * Parse a virt range, "PID START-END [quick]", into @pid and the page
+ * addresses [@start, @end).  Return: 0, or -EINVAL after the line that
+ * says why.
+ */
+static int pd_virt_parse(struct pd_query *q, char *input, u64 *pid,
+			 unsigned long *start, unsigned long *end)
+{
+	char *word, *dash;
+	u64 first, last;
+
+	if (pd_parse_number(pd_next_word(&input), pid))
+		goto invalid;
+	word = pd_next_word(&input);
+	dash = strchr(word, '-');
+	if (!dash)
+		goto invalid;
+	*dash = '\0';
+	if (pd_parse_number(word, &first) || pd_parse_number(dash + 1, &last))
+		goto invalid;
+	word = pd_next_word(&input);
+	q->quick = !strcmp(word, "quick");
+	if (q->quick)
+		word = pd_next_word(&input);
+	if (*word)
+		goto invalid;
+	if (!*pid || *pid > PID_MAX_LIMIT) {
+		seq_buf_printf(&q->s, "virt: pid %llu: a range is of a process's addresses\n",
+			       *pid);
+		return -EINVAL;
+	}
+	if (last < first || last >= TASK_SIZE_MAX) {
+		seq_buf_puts(&q->s,
+			     "virt: a range of user addresses, from its first to its last, is expected\n");
+		return -EINVAL;
+	}
+	*start = first & PAGE_MASK;
+	*end = (last & PAGE_MASK) + PAGE_SIZE;
+	return 0;
+
+invalid:
+	pd_print_invalid(q, "virt", "PID VADDR [quick] or PID START-END [quick]");
+	return -EINVAL;
+}
+
+/**
+ * pd_virt_batch - the query of every page a range of a process's
+ *	addresses maps
+ * @q: the query
+ * @input: its input, "PID START-END [quick]", which is cut up
+ *
+ * Might sleep.
+ *
+ * Return: 0, -EINVAL on bad input, -ESRCH if there is no such process,
+ * -ENXIO if nothing is mapped in the range, -ENOMEM, or -EINTR on a fatal
+ * signal (the report is then summarized, its totals so far).
+ */
+int pd_virt_batch(struct pd_query *q, char *input)
+{
+	unsigned long first, end;
+	u64 start = local_clock();
+	struct pd_batch *b;
+	u64 pid;
+	int err;
+
+	err = pd_virt_parse(q, input, &pid, &first, &end);
+	if (err)
+		return err;
+	b = pd_batch_alloc(q, PD_BATCH_RUNS_MAX);
+	if (!b)
+		return -ENOMEM;
+	err = pd_virt_user_range(q, pid, first, end, pd_batch_mapped, b);
+	if (err == -E2BIG)
+		err = 0;
+	if (!err && !b->nr_asked) {
+		seq_buf_puts(&q->s, "virt: nothing is mapped in the range\n");
+		err = -ENXIO;
+	}
+	if (!err) {
+		if (b->leaves_unlisted)
+			seq_buf_printf(&q->s, "leaf: %lu more not listed\n",
+				       b->leaves_unlisted);
+		seq_buf_printf(&q->s,
+			       "virt: %lu leaves map %lu pages, each answered once, in order%s\n",
+			       b->nr_words, b->words_pages,
+			       q->quick ? " (quick)" : "");
+		err = pd_batch_run(q, b, start);
+	}
+	pd_batch_free(b);
 	return err;
 }

@@ -494,8 +494,9 @@ static int pd_virt(struct pd_query *q, char *input)
 	int err;
 
 	if (pd_parse_query(input, val, 2, &q->quick)) {
-		pd_print_invalid(q, "virt", "PID VADDR [quick]");
-		return -EINVAL;
+		/* Cut up by the parse: the batch parses it again, whole. */
+		strscpy(input, q->input, PD_INPUT_MAX + 1);
+		return pd_virt_batch(q, input);
 	}
 	if (val[0] > PID_MAX_LIMIT) {
 		seq_buf_printf(&q->s, "virt: pid %llu out of range\n", val[0]);

@@ -430,6 +430,12 @@ int pd_read_entry(struct mm_struct *mm, unsigned long addr,
 		  struct pd_leaf *leaf);
 int pd_virt_user(struct pd_query *q, pid_t nr, unsigned long vaddr,
 		 struct pd_leaf *leaf);
+int pd_virt_user_range(struct pd_query *q, pid_t nr, unsigned long start,
+		       unsigned long end,
+		       int (*found)(void *arg, unsigned long addr,
+				    unsigned long pfn, unsigned long nr,
+				    const char *level),
+		       void *arg);
 void pd_print_leaf(struct seq_buf *s, const struct pd_leaf *leaf);
 void pd_print_mm_vma_name(struct pd_query *q, struct mm_struct *mm,
 			  unsigned long addr);
@@ -454,6 +460,7 @@ const char *pd_dma_unowned(struct pd_query *q);
 
 /* batch.c */
 int pd_phys_batch(struct pd_query *q, char *input);
+int pd_virt_batch(struct pd_query *q, char *input);
 void pd_batch_keep(struct pd_batch *b, struct pd_mm *pdm,
 		   const struct pd_pending *p);
 bool pd_batch_replay(struct pd_query *q);

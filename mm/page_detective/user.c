@@ -1090,6 +1090,41 @@ static struct task_struct *pd_get_task(pid_t nr)
 	return task;
 }
 
+/*
+ * The mm of the process with PID @nr, referenced, its comm in @comm
+ * (PD_COMM_LEN); or an error after the line that says why: -ESRCH if
+ * there is no such process or it is exiting, -EINVAL if it is a kernel
+ * thread.
+ */
+static struct mm_struct *pd_virt_mm(struct pd_query *q, pid_t nr, char *comm)
+{
+	struct task_struct *task;
+	struct mm_struct *mm;
+
+	task = pd_get_task(nr);
+	if (!task) {
+		seq_buf_printf(&q->s, "virt: no process with pid %d\n", nr);
+		return ERR_PTR(-ESRCH);
+	}
+	pd_task_comm(comm, task);
+	if (task->flags & PF_KTHREAD) {
+		seq_buf_printf(&q->s,
+			       "virt: pid %d (%s) is a kernel thread, use pid 0 for kernel addresses\n",
+			       nr, comm);
+		mm = ERR_PTR(-EINVAL);
+		goto put_task;
+	}
+	mm = get_task_mm(task);
+	if (!mm) {
+		seq_buf_printf(&q->s, "virt: pid %d (%s) is exiting, its memory is gone\n",
+			       nr, comm);
+		mm = ERR_PTR(-ESRCH);
+	}
+put_task:
+	put_task_struct(task);
+	return mm;
+}
+
 /* Find what @vaddr maps in @mm, and describe its VMA. */
 static int pd_lookup_user(struct pd_query *q, struct mm_struct *mm,
 			  unsigned long vaddr, struct pd_leaf *leaf)
@@ -1127,34 +1162,149 @@ int pd_virt_user(struct pd_query *q, pid_t nr, unsigned long vaddr,
 		 struct pd_leaf *leaf)
 {
 	char comm[PD_COMM_LEN];
-	struct task_struct *task;
 	struct mm_struct *mm;
 	int err;
 
-	task = pd_get_task(nr);
-	if (!task) {
-		seq_buf_printf(&q->s, "virt: no process with pid %d\n", nr);
-		return -ESRCH;
-	}
-	pd_task_comm(comm, task);
-	if (task->flags & PF_KTHREAD) {
-		seq_buf_printf(&q->s,
-			       "virt: pid %d (%s) is a kernel thread, use pid 0 for kernel addresses\n",
-			       nr, comm);
-		err = -EINVAL;
-		goto put_task;
-	}
-	mm = get_task_mm(task);
-	if (!mm) {
-		seq_buf_printf(&q->s, "virt: pid %d (%s) is exiting, its memory is gone\n",
-			       nr, comm);
-		err = -ESRCH;
-		goto put_task;
-	}
+	mm = pd_virt_mm(q, nr, comm);
+	if (IS_ERR(mm))
+		return PTR_ERR(mm);
 	seq_buf_printf(&q->s, "virt: pid %d (%s) vaddr %#lx\n", nr, comm, vaddr);
 	err = pd_lookup_user(q, mm, vaddr, leaf);
 	mmput(mm);
-put_task:
-	put_task_struct(task);
+	return err;
+}
+
+/* Walking a range of a process's addresses for what they map. */
+struct pd_range_walk {
+	struct pd_query *q;
+	int (*found)(void *arg, unsigned long addr, unsigned long pfn,
+		     unsigned long nr, const char *level);
+	void *arg;
+};
+
+static int pd_range_leaf(struct mm_walk *walk, unsigned long addr,
+			 unsigned long next, unsigned long first,
+			 unsigned long size, const char *level)
+{
+	struct pd_range_walk *rw = walk->private;
+
+	return rw->found(rw->arg, addr, first + ((addr & (size - 1)) >> PAGE_SHIFT),
+			 (next - addr) >> PAGE_SHIFT, level);
+}
+
+static int pd_range_pud(pud_t *pud, unsigned long addr, unsigned long next,
+			struct mm_walk *walk)
+{
+	pud_t val = pudp_get(pud);
+
+	if (!pud_present(val) || !pud_leaf(val))
+		return 0;
+	walk->action = ACTION_CONTINUE;
+	return pd_range_leaf(walk, addr, next, pud_pfn(val), PUD_SIZE, "pud");
+}
+
+static int pd_range_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
+			struct mm_walk *walk)
+{
+	pmd_t val = pmdp_get(pmd);
+
+	if (!pmd_present(val) || !pmd_leaf(val))
+		return 0;	/* a table: its PTEs, or nothing */
+	/* Not down to PTEs, which would split the huge PMD. */
+	walk->action = ACTION_CONTINUE;
+	return pd_range_leaf(walk, addr, next, pmd_pfn(val), PMD_SIZE, "pmd");
+}
+
+static int pd_range_pte(pte_t *pte, unsigned long addr, unsigned long next,
+			struct mm_walk *walk)
+{
+	pte_t val = ptep_get(pte);
+
+	if (!pte_present(val))
+		return 0;
+	return pd_range_leaf(walk, addr, next, pte_pfn(val), PAGE_SIZE, "pte");
+}
+
+#ifdef CONFIG_HUGETLB_PAGE
+static int pd_range_hugetlb(pte_t *pte, unsigned long hmask,
+			    unsigned long addr, unsigned long next,
+			    struct mm_walk *walk)
+{
+	pte_t val = huge_ptep_get(walk->mm, addr, pte);
+
+	if (!pte_present(val))
+		return 0;
+	return pd_range_leaf(walk, addr, next, pte_pfn(val), ~hmask + 1,
+			     "hugetlb");
+}
+#else
+#define pd_range_hugetlb NULL
+#endif
+
+static const struct mm_walk_ops pd_range_ops = {
+	.pud_entry	= pd_range_pud,
+	.pmd_entry	= pd_range_pmd,
+	.pte_entry	= pd_range_pte,
+	.hugetlb_entry	= pd_range_hugetlb,
+	.test_walk	= pd_walk_every_vma,
+	.walk_lock	= PGWALK_RDLOCK,
+};
+
+/**
+ * pd_virt_user_range - what the process with PID @nr maps in a range
+ * @q: the query
+ * @nr: a PID of the initial PID namespace
+ * @start: the first page-aligned user address
+ * @end: the address after the last, at most TASK_SIZE_MAX
+ * @found: called for each run of pages that a leaf maps there, with @arg,
+ *	its first address and page, its pages and its level; an error it
+ *	returns ends the walk
+ * @arg: for @found
+ *
+ * The mmap lock is held for one PMD's range of one VMA at a time, as the
+ * scan holds it for a bounded time; gaps between VMAs cost nothing.  Might
+ * sleep.
+ *
+ * Return: 0, @found's error, -ESRCH if there is no such process or it is
+ * exiting, -EINVAL if it is a kernel thread, -EINTR on a fatal signal.
+ */
+int pd_virt_user_range(struct pd_query *q, pid_t nr, unsigned long start,
+		       unsigned long end,
+		       int (*found)(void *arg, unsigned long addr,
+				    unsigned long pfn, unsigned long nr,
+				    const char *level),
+		       void *arg)
+{
+	struct pd_range_walk rw = { .q = q, .found = found, .arg = arg };
+	struct vm_area_struct *vma;
+	char comm[PD_COMM_LEN];
+	struct mm_struct *mm;
+	unsigned long addr, next;
+	int err = 0;
+
+	mm = pd_virt_mm(q, nr, comm);
+	if (IS_ERR(mm))
+		return PTR_ERR(mm);
+	seq_buf_printf(&q->s, "virt: pid %d (%s) vaddr %#lx-%#lx\n", nr, comm,
+		       start, end - 1);
+	for (addr = start; !err && addr < end; addr = next) {
+		if (mmap_read_lock_killable(mm)) {
+			err = -EINTR;
+			break;
+		}
+		vma = find_vma(mm, addr);
+		if (!vma || vma->vm_start >= end) {
+			mmap_read_unlock(mm);
+			break;
+		}
+		addr = max(addr, vma->vm_start);
+		next = min(pmd_addr_end(addr, end), vma->vm_end);
+		err = walk_page_range(mm, addr, next, &pd_range_ops, &rw);
+		mmap_read_unlock(mm);
+		cond_resched();
+		if (!err && fatal_signal_pending(current))
+			err = -EINTR;
+	}
+	mmput(mm);
 	return err;
 }

@@ -2093,6 +2093,62 @@ TEST_F(pd, batch_range_thp)
 	munmap(area, 2 * PD_THP_SIZE);
 }
 
+/*
+ * A range of our own addresses across three VMAs and two unpopulated pages:
+ * every page mapped there, listed by address, each answered once.
+ */
+TEST_F(pd, batch_virt_range)
+{
+	const int nr = 16;
+	char *area = map_anon(nr * self->page_size, MAP_PRIVATE, false);
+	char *report = malloc(PD_BATCH_REPORT_SIZE), input[128], want[96];
+	unsigned long pfns[16], ps = self->page_size;
+	struct pd_batch_totals t;
+	struct pd_batch_page p;
+	int i, mapped = 0;
+
+	ASSERT_NE(NULL, area);
+	ASSERT_NE(NULL, report);
+	ASSERT_EQ(0, mprotect(area + 6 * ps, 4 * ps, PROT_READ));
+	ASSERT_EQ(0, madvise(area + 2 * ps, ps, MADV_DONTNEED));
+	ASSERT_EQ(0, madvise(area + 13 * ps, ps, MADV_DONTNEED));
+	for (i = 0; i < nr; i++) {
+		pfns[i] = pagemap_pfn(0, area + i * ps);
+		mapped += !!pfns[i];
+	}
+	ASSERT_EQ(nr - 2, mapped);
+	snprintf(input, sizeof(input), "%d %p-%p", getpid(), area,
+		 area + nr * ps - 1);
+	ASSERT_EQ(0, pd_query("virt", input, report, PD_BATCH_REPORT_SIZE))
+		TH_LOG("%s", report);
+	EXPECT_EQ(NULL, pd_check_outcome("virt", 0, report, -1));
+	ASSERT_EQ(0, pd_parse_batch(report, &t)) TH_LOG("%s", report);
+	EXPECT_EQ(mapped, t.pages);
+	EXPECT_EQ(mapped, t.ok) TH_LOG("%s", report);
+	for (i = 0; i < nr; i++) {
+		EXPECT_EQ(!!pfns[i], pd_batch_page(report, pfns[i], &p))
+			TH_LOG("page %d: %s", i, report);
+		if (!pfns[i])
+			continue;
+		EXPECT_STREQ("anon", p.kind);
+		EXPECT_EQ(1, p.user_mappings);
+		snprintf(want, sizeof(want), "%#lx pte, pfn %#lx",
+			 (unsigned long)area + i * ps, pfns[i]);
+		EXPECT_TRUE(pd_has_line(report, "leaf: ", want)) TH_LOG("%s", report);
+	}
+
+	/* Nothing mapped there; a range that ends first; no process's. */
+	snprintf(input, sizeof(input), "%d %p-%p", getpid(), area + 2 * ps,
+		 area + 3 * ps - 1);
+	EXPECT_EQ(-ENXIO, pd_query("virt", input, report, PD_BATCH_REPORT_SIZE));
+	snprintf(input, sizeof(input), "%d %p-%p", getpid(), area + ps, area);
+	EXPECT_EQ(-EINVAL, pd_query("virt", input, report, PD_BATCH_REPORT_SIZE));
+	snprintf(input, sizeof(input), "0 %p-%p", area, area + ps);
+	EXPECT_EQ(-EINVAL, pd_query("virt", input, report, PD_BATCH_REPORT_SIZE));
+	free(report);
+	munmap(area, nr * ps);
+}
+
 /* The last range of System RAM that /proc/iomem gives. */
 static int iomem_last_ram(unsigned long *start, unsigned long *end)
 {

@@ -9,8 +9,9 @@
  *
  * Each input is also parsed here, by the grammar that
  * Documentation/mm/page_detective.rst gives (decimal, or hexadecimal with
- * 0x; for phys, addresses and START-END ranges, up to 1024; then the word
- * "quick" or not; white space around; nothing else; at most 32 KiB),
+ * 0x; for phys, addresses and START-END ranges, up to 1024; for virt, a
+ * PID and an address or a range; then the word "quick" or not; white space
+ * around; nothing else; at most 32 KiB),
  * independently of the kernel's parser: malformed input must get -EINVAL,
  * and well-formed input the outcome its meaning calls for (a phys address
  * with a memory map gets a report of that PFN, one without gets -EINVAL, as
@@ -146,20 +147,22 @@ static enum verdict parse(const struct input *in, struct parsed *p, int nr)
 			quick = true;
 			continue;
 		}
-		if (phys) {
-			if (n == WORDS_MAX ||
+		if (phys || n == 1) {
+			/* phys: each word; virt: the address, or a range. */
+			if (n == WORDS_MAX || (!phys && n >= nr) ||
 			    !parse_phys_word(tok, i - start, &p->first[n], &p->last[n]))
 				return MALFORMED;
 			range |= !!memchr(tok, '-', i - start);
-			p->val[0] = p->first[0];
+			if (n < 2)
+				p->val[n] = p->first[n];
 		} else if (n >= nr || !parse_number(tok, i - start, &p->val[n])) {
 			return MALFORMED;
 		}
 		n++;
 	}
 	p->words = n;
-	p->batch = phys && (n > 1 || range);
-	return p->batch || n == nr ? WELL_FORMED : MALFORMED;
+	p->batch = phys ? n > 1 || range : range;
+	return (phys && p->batch) || n == nr ? WELL_FORMED : MALFORMED;
 }
 
 /*
@@ -449,7 +452,8 @@ static bool too_long(const struct input *in)
 	static struct parsed p;
 
 	return parse(in, &p, strcmp(in->file, "virt") ? 1 : 2) == WELL_FORMED &&
-	       p.batch && batch_pages(&p, pfns, BATCH_SENT_MAX) > BATCH_SENT_MAX;
+	       p.batch && !strcmp(in->file, "phys") &&
+	       batch_pages(&p, pfns, BATCH_SENT_MAX) > BATCH_SENT_MAX;
 }
 
 static const char *expect(const struct input *in, int err, const char *report)
@@ -465,8 +469,16 @@ static const char *expect(const struct input *in, int err, const char *report)
 		return "malformed input accepted";
 	if (v != WELL_FORMED)
 		return NULL;
-	if (p.batch)
+	if (p.batch && !strcmp(in->file, "phys"))
 		return expect_batch(&p, err, report);
+	if (p.batch) {
+		/* virt, a range: of a process's user addresses. */
+		if (!val[0] || val[0] > PID_MAX_LIMIT || p.last[1] >= task_size_max)
+			return err == -EINVAL ? NULL : "a range out of bounds, but no -EINVAL";
+		if (err == -EINVAL && !pd_has_line(report, "virt: ", "kernel thread"))
+			return "a well-formed range, but -EINVAL";
+		return NULL;
+	}
 	if (!strcmp(in->file, "phys")) {
 		unsigned long pfn = val[0] / page_size;
 		bool no_page = val[0] / page_size > (~0UL >> 12) || pd_pfn_has_no_page(pfn);
@@ -547,7 +559,7 @@ static int query_fd(int fd, const char *buf, size_t len, off_t off, char *report
 
 	if (n >= 0 && (size_t)n != len)
 		err = -EIO;	/* a short write is documented nowhere */
-	pread_all(fd, report, PD_REPORT_SIZE);
+	pread_all(fd, report, PD_BATCH_REPORT_SIZE);
 	return err;
 }
 
@@ -562,7 +574,7 @@ static int query_fd(int fd, const char *buf, size_t len, off_t off, char *report
 static void read_after_failed_write(void)
 {
 	const char *what = "read() after a failed write() or a pwrite() gets its report";
-	char *first = malloc(PD_REPORT_SIZE), *second = malloc(PD_REPORT_SIZE);
+	char *first = malloc(PD_BATCH_REPORT_SIZE), *second = malloc(PD_BATCH_REPORT_SIZE);
 	char input[64];
 	int fd = open(PD_DIR "/phys", O_RDWR), failed = 0, stale = 0, wrong = 0;
 	int round;
@@ -572,13 +584,13 @@ static void read_after_failed_write(void)
 		/* A good query, read to its end: the file position is there. */
 		if (write(fd, input, strlen(input)) < 0)
 			failed++;
-		pd_read_all(fd, first, PD_REPORT_SIZE);
+		pd_read_all(fd, first, PD_BATCH_REPORT_SIZE);
 		/* Then a failed write(), or a good pwrite(), and read(). */
 		if (round == 0 && write(fd, "garbage", 7) != -1)
 			failed++;
 		if (round == 1 && pwrite(fd, input, strlen(input), 0) < 0)
 			failed++;
-		pd_read_all(fd, second, PD_REPORT_SIZE);
+		pd_read_all(fd, second, PD_BATCH_REPORT_SIZE);
 		/* The symptom: not the start of a report, or nothing. */
 		if (!pd_check_outcome("phys", round ? 0 : -EINVAL, second, -1))
 			continue;
@@ -599,7 +611,7 @@ static void read_after_failed_write(void)
 int main(void)
 {
 	unsigned long n = pd_stress_count(FUZZ_INPUTS), i;
-	char *report = malloc(PD_REPORT_SIZE), *again = malloc(PD_REPORT_SIZE);
+	char *report = malloc(PD_BATCH_REPORT_SIZE), *again = malloc(PD_BATCH_REPORT_SIZE);
 	struct input *in = malloc(sizeof(*in));
 	struct tally t = {};
 	const char *why, *seed = getenv("PD_FUZZ_SEED");
@@ -685,7 +697,7 @@ int main(void)
 		/* The report reads back the same from any offset. */
 		if (i % 16 == 0) {
 			size_t len = strlen(report), at = rnd(len + 2);
-			ssize_t got = pread(fd, again, PD_REPORT_SIZE - 1, at);
+			ssize_t got = pread(fd, again, PD_BATCH_REPORT_SIZE - 1, at);
 
 			if (got < 0 || (size_t)got != (at < len ? len - at : 0) ||
 			    memcmp(again, report + (at < len ? at : len), got))
