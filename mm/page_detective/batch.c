@@ -415,12 +415,22 @@ void pd_batch_keep_kernel(struct pd_batch *b, unsigned long addr,
 			  const char *level)
 {
 	struct pd_pending p = {
-		.pfn = first, .nr = size >> PAGE_SHIFT, .base = addr,
-		.level = level,
+		.pfn = first, .nr = size >> PAGE_SHIFT,
+		.base = ALIGN_DOWN(addr, size), .level = level,
 	};
+	const struct pd_batch_hit *last;
 
-	if (pd_batch_looks_for(b, p.pfn, p.nr))
-		pd_batch_add(b, NULL, &p);
+	if (!pd_batch_looks_for(b, p.pfn, p.nr))
+		return;
+	/*
+	 * The direct map is walked a run of pages at a time: a huge leaf
+	 * that maps several runs is met once by each walk, and kept once.
+	 */
+	last = b->nr_hits ? &b->hits[b->nr_hits - 1] : NULL;
+	if (last && !last->pdm && last->p.base == p.base &&
+	    last->p.pfn == p.pfn && last->p.nr == p.nr)
+		return;
+	pd_batch_add(b, NULL, &p);
 }
 
 /* Give @q the kernel leaves that map its page, in the direct map or not. */
