@@ -188,6 +188,23 @@ invalid:
 
 /* ---- What the scan looks for --------------------------------------------- */
 
+/* The first range the scan looks for that ends after @pfn, or NULL. */
+static const struct pd_range *pd_batch_range_after(const struct pd_batch *b,
+						   unsigned long pfn)
+{
+	unsigned int lo = 0, hi = b->nr_looked;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (b->looked[mid].end <= pfn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->nr_looked ? &b->looked[lo] : NULL;
+}
+
 /**
  * pd_batch_looks_for - whether a batch's scan looks for any of some pages
  * @b: the batch
@@ -203,20 +220,12 @@ invalid:
 bool pd_batch_looks_for(const struct pd_batch *b, unsigned long pfn,
 			unsigned long nr)
 {
-	unsigned int lo = 0, hi = b->nr_looked;
+	const struct pd_range *r;
 
 	if (nr == 1 && !test_bit(pd_filter_bit(pfn), b->filter))
 		return false;
-	/* The first range that ends after @pfn. */
-	while (lo < hi) {
-		unsigned int mid = lo + (hi - lo) / 2;
-
-		if (b->looked[mid].end <= pfn)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < b->nr_looked && b->looked[lo].start < pfn + nr;
+	r = pd_batch_range_after(b, pfn);
+	return r && r->start < pfn + nr;
 }
 
 /*
@@ -226,15 +235,9 @@ bool pd_batch_looks_for(const struct pd_batch *b, unsigned long pfn,
 static bool pd_batch_covers(const struct pd_batch *b, unsigned long pfn,
 			    unsigned long nr)
 {
-	unsigned int i;
+	const struct pd_range *r = pd_batch_range_after(b, pfn);
 
-	for (i = 0; i < b->nr_looked; i++) {
-		const struct pd_range *r = &b->looked[i];
-
-		if (r->start <= pfn && pfn + nr <= r->end)
-			return !r->dropped;
-	}
-	return false;
+	return r && r->start <= pfn && pfn + nr <= r->end && !r->dropped;
 }
 
 /*
