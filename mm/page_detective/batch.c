@@ -299,9 +299,16 @@ static void pd_batch_drop(struct pd_batch *b, unsigned long pfn,
 			b->looked[i].dropped = true;
 }
 
-/* Keep a hit, if there is room; else drop what it maps. */
-static void pd_batch_add(struct pd_batch *b, struct pd_mm *pdm,
-			 const struct pd_pending *p)
+/**
+ * pd_batch_keep - keep a mapping that a batch's scan found
+ * @b: the batch
+ * @pdm: the mm, the scan query's; NULL for the kernel's page tables
+ * @p: the mapping: the leaf and where it maps
+ *
+ * Without room, what it maps is dropped: pd_batch_drop().
+ */
+void pd_batch_keep(struct pd_batch *b, struct pd_mm *pdm,
+		   const struct pd_pending *p)
 {
 	if (b->nr_hits == PD_BATCH_HITS_MAX) {
 		pd_batch_drop(b, p->pfn, p->nr);
@@ -309,18 +316,6 @@ static void pd_batch_add(struct pd_batch *b, struct pd_mm *pdm,
 	}
 	b->hits[b->nr_hits++] = (struct pd_batch_hit) { .pdm = pdm, .p = *p };
 	b->widest = max(b->widest, p->nr);
-}
-
-/**
- * pd_batch_keep - keep a mapping that a batch's scan found
- * @b: the batch
- * @pdm: the mm, the scan query's
- * @p: the mapping: the leaf and where it maps
- */
-void pd_batch_keep(struct pd_batch *b, struct pd_mm *pdm,
-		   const struct pd_pending *p)
-{
-	pd_batch_add(b, pdm, p);
 }
 
 static int pd_cmp_hit(const void *a, const void *b)
@@ -433,7 +428,7 @@ void pd_batch_keep_kernel(struct pd_batch *b, unsigned long addr,
 	if (last && !last->pdm && last->p.base == p.base &&
 	    last->p.pfn == p.pfn && last->p.nr == p.nr)
 		return;
-	pd_batch_add(b, NULL, &p);
+	pd_batch_keep(b, NULL, &p);
 }
 
 /* Give @q the kernel leaves that map its page, in the direct map or not. */
