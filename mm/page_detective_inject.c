@@ -148,11 +148,14 @@ struct pdi_mm {
 	unsigned int nr_records;
 	bool dead;			/* released: corrupt nothing more */
 	/*
-	 * The invalidations started and not ended, by their ranges: an end
-	 * whose start came before the subscription (an invalidation under a
-	 * VMA lock, which the mmap lock of mmu_notifier_get() does not
-	 * exclude) must not end one that began after it.  More at once than
-	 * there is room for, and no new corruption is ever made in this mm.
+	 * The invalidations started and not ended, by their ranges, so that
+	 * an end is only ever matched with its own start.  None can span the
+	 * subscription: mmu_notifier_get() registers under mm_take_all_locks(),
+	 * which write-locks every VMA and takes every rmap lock of the mm,
+	 * under the mmap lock held for write: whatever an invalidator holds.
+	 * An end never started here is warned about (see
+	 * pdi_invalidate_range_end()).  More at once than there is room for,
+	 * and no new corruption is ever made in this mm.
 	 */
 	const struct mmu_notifier_range *invalidating[PDI_INVALIDATING_MAX];
 	unsigned int nr_invalidating;
@@ -515,7 +518,7 @@ static void pdi_invalidate_range_end(struct mmu_notifier *mn,
 				     const struct mmu_notifier_range *range)
 {
 	struct pdi_mm *pm = pdi_mm_of(mn);
-	bool idle = false;
+	bool idle = false, seen = false;
 	unsigned int i;
 
 	/* Only the end of a start seen here: the same range, by address. */
@@ -525,8 +528,17 @@ static void pdi_invalidate_range_end(struct mmu_notifier *mn,
 			continue;
 		pm->invalidating[i] = pm->invalidating[--pm->nr_invalidating];
 		idle = !pm->nr_invalidating;
+		seen = true;
 		break;
 	}
+	/*
+	 * A start not seen, with room to record it, would be one made before
+	 * the subscription, which mm_take_all_locks() rules out: the
+	 * injector's tests would be running on a kernel whose rules it does
+	 * not know, so say so loudly.
+	 */
+	WARN_ONCE(!seen && !pm->invalidating_overflow,
+		  "an invalidation ended whose start this subscription did not see\n");
 	spin_unlock(&pm->lock);
 	if (idle)
 		wake_up_all(&pm->idle);
