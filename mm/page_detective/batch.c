@@ -92,7 +92,7 @@ struct pd_batch {
 	unsigned long entries, tables;		/* what the scans read */
 	u64 scan_ns, kernel_ns;
 	/* What the pages' own queries took, summed: see pd_batch_count(). */
-	u64 page_rmap_ns, page_verdict_ns;
+	u64 page_describe_ns, page_rmap_ns, page_verdict_ns;
 	u64 page_source_ns[PD_NR_SOURCES];
 };
 
@@ -596,6 +596,7 @@ static void pd_batch_count(struct pd_query *q, struct pd_batch *b,
 	bool ok = !strcmp(sum->verdict, "ok");
 	unsigned int i;
 
+	b->page_describe_ns += page->describe_ns;
 	b->page_rmap_ns += page->rmap_ns;
 	b->page_verdict_ns += page->recheck_ns;
 	for (i = 0; i < PD_NR_SOURCES; i++)
@@ -633,20 +634,40 @@ static void pd_batch_report_in_full(struct pd_query *q, struct pd_batch *b,
 	pd_append_report(q, page);
 }
 
+/* Answer the page at @pfn with @page's query, @brief or not. */
+static int pd_batch_ask(struct pd_query *q, struct pd_batch *b,
+			struct pd_query *page, unsigned long pfn, bool brief)
+{
+	pd_query_reset(page);
+	page->pfn = pfn;
+	page->quick = q->quick;
+	page->batch = b;
+	page->brief = brief;
+	return pd_report_pfn(page);
+}
+
+/* Whether @page, answered, is one to report whole, if there is room. */
+static bool pd_batch_reports_whole(const struct pd_batch *b,
+				   const struct pd_query *page)
+{
+	return page->summarized && strcmp(page->summary.verdict, "ok") &&
+	       b->reported < PD_BATCH_FULL_MAX;
+}
+
 /*
- * Answer the page at @pfn with @page's query.  Return: 0, or -EINTR on a
- * fatal signal, or another errno that ends the batch.
+ * Answer the page at @pfn with @page's query: briefly, then, if it is to
+ * be reported whole, again, whole; its line and its counts are those of
+ * its last answer.  Return: 0, or -EINTR on a fatal signal, or another
+ * errno that ends the batch.
  */
 static int pd_batch_page(struct pd_query *q, struct pd_batch *b,
 			 struct pd_query *page, unsigned long pfn)
 {
 	int err;
 
-	pd_query_reset(page);
-	page->pfn = pfn;
-	page->quick = q->quick;
-	page->batch = b;
-	err = pd_report_pfn(page);
+	err = pd_batch_ask(q, b, page, pfn, true);
+	if (!err && pd_batch_reports_whole(b, page))
+		err = pd_batch_ask(q, b, page, pfn, false);
 	if (err == -EINVAL && !page->summarized) {
 		/* Went offline since the chunk was made. */
 		pd_batch_not_memory(q, b, pfn, pfn + 1);
@@ -688,7 +709,8 @@ static void pd_batch_summary(struct pd_query *q, struct pd_batch *b,
 		       div_u64(b->kernel_ns, NSEC_PER_USEC),
 		       div_u64(ns, NSEC_PER_USEC));
 	seq_buf_printf(&q->s,
-		       "batch cost: the pages' own, summed: rmap %llu us; verdict %llu us",
+		       "batch cost: the pages' own, summed: description %llu us; rmap %llu us; verdict %llu us",
+		       div_u64(b->page_describe_ns, NSEC_PER_USEC),
 		       div_u64(b->page_rmap_ns, NSEC_PER_USEC),
 		       div_u64(b->page_verdict_ns, NSEC_PER_USEC));
 	for (i = 0; i < PD_NR_SOURCES; i++)

@@ -412,13 +412,16 @@ int pd_report_pfn(struct pd_query *q)
 {
 	struct pd_summary *sum = &q->summary;
 	unsigned int i;
+	u64 start;
 	int err;
 
 	/* Before the page is pinned: see pd_kernel_mappings(). */
 	err = pd_kernel_mappings(q);
 	if (err)
 		return err;
+	start = local_clock();
 	err = pd_describe_page(q);
+	q->describe_ns = local_clock() - start;
 	if (err)
 		return err;
 	pd_print_kernel_mappings(q);
@@ -429,8 +432,7 @@ int pd_report_pfn(struct pd_query *q)
 	pd_find_owners(q);
 	pd_list_rmap(q);
 	for (i = 0; i < PD_NR_SOURCES; i++) {
-		u64 start = local_clock();
-
+		start = local_clock();
 		pd_sources[i]->list(q);
 		q->source_ns[i] = local_clock() - start;
 	}
@@ -642,7 +644,8 @@ void pd_query_reset(struct pd_query *q)
 	struct seq_buf s = q->s;
 
 	pd_query_release(q);
-	memset(q, 0, sizeof(*q));
+	/* Not its tables: see struct pd_query. */
+	memset(q, 0, offsetof(struct pd_query, memcg));
 	seq_buf_init(&q->s, s.buffer, s.size);
 	pd_mappings_init(q);
 }

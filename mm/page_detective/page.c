@@ -352,7 +352,8 @@ int pd_describe_page(struct pd_query *q)
 	seq_buf_puts(&q->s, "memcg: ");
 	pd_print_untrusted(&q->s, q->memcg, " ");
 	seq_buf_putc(&q->s, '\n');
-	dump_page_owner_seq_buf(&q->s, q->page);
+	if (!q->brief)
+		dump_page_owner_seq_buf(&q->s, q->page);
 out:
 	put_online_mems();
 	return err;

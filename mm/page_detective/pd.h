@@ -240,17 +240,20 @@ struct pd_query {
 	 */
 	struct pd_batch *targets;
 	const struct pd_batch *batch;
-	char memcg[PATH_MAX];
-	char path[PATH_MAX];		/* scratch, for d_path() */
+	/*
+	 * A batch's first answer of a page: what its line needs, without
+	 * the page's history (page_owner's stacks, whose symbols cost more
+	 * than the rest of the page's query); a page that is reported whole
+	 * is answered again, not briefly.
+	 */
+	bool brief;
 
 	/* Found before the page is pinned: see pd_kernel_mappings(). */
 	struct pd_kernel_map kmaps[PD_KERNEL_LISTED_MAX];
 	unsigned int kernel_mappings;
 	bool kernel_walked, direct_mapped;
 
-	/* The mms and the counted mappings met, from any source. */
-	DECLARE_HASHTABLE(mms, 10);
-	DECLARE_HASHTABLE(maps, 10);
+	/* The counted mappings met, from any source (hashed: mms, maps). */
 	struct list_head map_list;
 	bool out_of_memory;		/* some of them could not be kept */
 
@@ -264,26 +267,22 @@ struct pd_query {
 	bool interrupted;		/* fatal signal: the query stopped */
 	unsigned int nr_listed;		/* user: lines */
 	unsigned long unlisted;
-	struct pd_pending pending[PD_PENDING_MAX];
 	unsigned int nr_pending;
 
 	/* The reverse map, walked once or more (passes). */
 	unsigned int rmap_passes;
 	unsigned int rmap_finished;	/* PD_SEEN_RMAP() of passes that did */
 	const char *rmap_incomplete;	/* why the last pass did not finish */
-	struct pd_candidate candidates[PD_CANDIDATES_MAX];
 	unsigned int nr_candidates;	/* kept, of the last pass */
 	unsigned long more_candidates;	/* not kept */
 	unsigned int culprits_listed;	/* culprit: lines */
 	unsigned long culprits_unlisted;	/* of the list being printed */
 
 	/* What secondary MMUs map. */
-	struct pd_secondary secondary[PD_SECONDARY_MAX];
 	unsigned int nr_secondary;
 	unsigned long more_secondary;	/* not kept */
 
 	/* What devices can DMA into: IOMMU mappings, and who reaches all. */
-	struct pd_dma dma[PD_DMA_MAX];
 	unsigned int nr_dma;
 	unsigned long more_dma;		/* not kept */
 	struct pd_dma_count dma_identity, dma_unprotected;
@@ -295,7 +294,6 @@ struct pd_query {
 	const char *dma_unseen_fault;	/* why those are culprits, or NULL */
 
 	/* What the DMA API maps, as dma-debug recorded it. */
-	struct pd_dma_api dma_api[PD_DMA_MAX];
 	unsigned int nr_dma_api;
 	unsigned long more_dma_api;	/* not kept */
 	int dma_api_err;		/* debug_dma_describe_phys()'s */
@@ -306,9 +304,27 @@ struct pd_query {
 	/* What the query cost. */
 	unsigned long entries;		/* user page-table entries read */
 	unsigned long tables;		/* user PTE tables read */
-	u64 scan_ns, kernel_ns, rmap_ns, recheck_ns;
+	u64 scan_ns, kernel_ns, rmap_ns, recheck_ns, describe_ns;
 	u64 source_ns[PD_NR_SOURCES];	/* each source's list */
 	struct pd_holds mmap_holds, vma_holds;	/* the mmap lock's, a VMA's */
+
+	/*
+	 * The query's tables, which pd_query_reset() does not clear: each
+	 * is read only as far as what is counted above (nr_pending,
+	 * nr_candidates, nr_secondary, nr_dma, nr_dma_api), or once written
+	 * (memcg, by the page's description; path, scratch for d_path()), or
+	 * is initialised by pd_mappings_init() (mms, maps).  Clearing their
+	 * 70 KiB would cost each page of a batch more than its query.
+	 */
+	char memcg[PATH_MAX];
+	char path[PATH_MAX];
+	DECLARE_HASHTABLE(mms, 10);	/* the mms met, from any source */
+	DECLARE_HASHTABLE(maps, 10);	/* the counted mappings met */
+	struct pd_pending pending[PD_PENDING_MAX];	/* the scan's */
+	struct pd_candidate candidates[PD_CANDIDATES_MAX];	/* the rmap's */
+	struct pd_secondary secondary[PD_SECONDARY_MAX];
+	struct pd_dma dma[PD_DMA_MAX];
+	struct pd_dma_api dma_api[PD_DMA_MAX];
 };
 
 /*

@@ -1970,6 +1970,24 @@ TEST_F(pd, accepted_input_forms)
 
 /* ---- Many pages in one query ------------------------------------------------ */
 
+/* Whether the batch line @p of @pfn says what the page's own query does. */
+static void check_batch_line_as_alone(struct __test_metadata *_metadata,
+				      const struct pd_batch_page *p,
+				      unsigned long pfn, char *single)
+{
+	struct pd_summary s;
+
+	ASSERT_EQ(0, pd_phys(pfn, single, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_summary(single, &s));
+	EXPECT_EQ(s.mapcount, p->mapcount);
+	EXPECT_EQ(s.kernel_mappings, p->kernel_mappings);
+	EXPECT_EQ(s.user_mappings, p->user_mappings);
+	EXPECT_EQ(s.rmap_mappings, p->rmap_mappings);
+	EXPECT_EQ(s.processes, p->processes);
+	EXPECT_STREQ(s.level, p->level);
+	EXPECT_STREQ(s.verdict, p->verdict);
+}
+
 /*
  * Check a batch's @report on @nr distinct @pfns of our own private anonymous
  * memory, and the lines of the first @checked: one line each, in ascending
@@ -1982,7 +2000,6 @@ static void check_batch_anon(struct __test_metadata *_metadata,
 {
 	struct pd_batch_totals t;
 	struct pd_batch_page p;
-	struct pd_summary s;
 	int i, j;
 
 	ASSERT_EQ(0, pd_parse_batch(report, &t)) TH_LOG("%s", report);
@@ -2009,16 +2026,7 @@ static void check_batch_anon(struct __test_metadata *_metadata,
 			if (pfns[j] < pfns[i] && pd_batch_page(report, pfns[j], &o))
 				EXPECT_LT(o.line, p.line);
 		}
-		/* What the page's own query says. */
-		ASSERT_EQ(0, pd_phys(pfns[i], single, PD_REPORT_SIZE));
-		ASSERT_EQ(0, pd_parse_summary(single, &s));
-		EXPECT_EQ(s.mapcount, p.mapcount);
-		EXPECT_EQ(s.kernel_mappings, p.kernel_mappings);
-		EXPECT_EQ(s.user_mappings, p.user_mappings);
-		EXPECT_EQ(s.rmap_mappings, p.rmap_mappings);
-		EXPECT_EQ(s.processes, p.processes);
-		EXPECT_STREQ(s.level, p.level);
-		EXPECT_STREQ(s.verdict, p.verdict);
+		check_batch_line_as_alone(_metadata, &p, pfns[i], single);
 	}
 }
 
@@ -2091,6 +2099,67 @@ TEST_F(pd, batch_range_thp)
 	}
 	free(report);
 	munmap(area, 2 * PD_THP_SIZE);
+}
+
+/*
+ * Two 2 MiB hugetlb pages, each asked for whole as a range, in one query:
+ * each of their 1024 pages once, a hugetlb page mapped once, ok, and the
+ * first, a middle and the last page of each as its own query says.
+ */
+TEST_F(pd, batch_range_hugetlb)
+{
+	const unsigned long nr = PMD_SIZE_2M / self->page_size;
+	char *report = malloc(PD_BATCH_REPORT_SIZE), input[128], *huge;
+	long before = read_long(NR_HUGEPAGES);
+	unsigned char seen[2][PMD_SIZE_2M / 4096] = {};
+	unsigned long pfn[2], i, k, missing = 0;
+	const char *line;
+	struct pd_batch_totals t;
+	struct pd_batch_page p;
+
+	ASSERT_NE(NULL, report);
+	ASSERT_GE(before, 0);
+	ASSERT_EQ(0, write_long(NR_HUGEPAGES, before + 2));
+	huge = mmap(NULL, 2 * PMD_SIZE_2M, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (huge == MAP_FAILED) {
+		write_long(NR_HUGEPAGES, before);
+		SKIP(return, "no two 2 MiB hugetlb pages");
+	}
+	memset(huge, 0x2f, 2 * PMD_SIZE_2M);
+	for (k = 0; k < 2; k++)
+		pfn[k] = pagemap_pfn(0, huge + k * PMD_SIZE_2M);
+	snprintf(input, sizeof(input), "%#lx-%#lx %#lx-%#lx",
+		 pfn[1] * self->page_size, (pfn[1] + nr) * self->page_size - 1,
+		 pfn[0] * self->page_size, (pfn[0] + nr) * self->page_size - 1);
+	ASSERT_EQ(0, pd_query("phys", input, report, PD_BATCH_REPORT_SIZE))
+		TH_LOG("%s", report);
+	ASSERT_EQ(0, pd_parse_batch(report, &t)) TH_LOG("%s", report);
+	EXPECT_EQ(2 * nr, t.pages);
+	EXPECT_EQ(2 * nr, t.ok) TH_LOG("%s", report);
+	/* Each line once, in one pass: the report has 1024 of them. */
+	for (line = report; line; line = pd_next_line(line)) {
+		if (!pd_parse_batch_line(line, &p))
+			continue;
+		k = p.pfn - pfn[0] < nr ? 0 : 1;
+		i = p.pfn - pfn[k];
+		ASSERT_LT(i, nr) TH_LOG("pfn %#lx is not asked for", p.pfn);
+		EXPECT_EQ(0, seen[k][i]++) TH_LOG("pfn %#lx twice", p.pfn);
+		EXPECT_STREQ("hugetlb", p.kind);
+		EXPECT_STREQ("ok", p.verdict);
+		EXPECT_EQ(1, p.user_mappings);
+		EXPECT_EQ(1, p.processes);
+		if (i == 0 || i == nr / 2 || i == nr - 1)
+			check_batch_line_as_alone(_metadata, &p, p.pfn,
+						  self->report);
+	}
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < nr; i++)
+			missing += !seen[k][i];
+	EXPECT_EQ(0, missing) TH_LOG("pages with no line: %lu", missing);
+	munmap(huge, 2 * PMD_SIZE_2M);
+	EXPECT_EQ(0, write_long(NR_HUGEPAGES, before));
+	free(report);
 }
 
 /*

@@ -16,13 +16,16 @@
  *    page-table entries, comparing each with a value.
  * Then, at one grid point, the latency of a loop that page-faults, mmaps
  * and munmaps in another process: idle, beside a CPU hog, and while phys
- * queries run back to back.  And how often the vCPU itself stands still
- * (under TCG it is a host thread), which every timing here suffers.
+ * queries run back to back; and at the reference point, phys asked about
+ * many pages at once (pd_batch_bench.h).  And how often the vCPU itself
+ * stands still (under TCG it is a host thread), which every timing here
+ * suffers.
  *
  * Output, on stdout: "bench:" lines for people; "csv:" lines, a header and
- * one row per grid point, for the host; "stalls:", "gentle:", "holds:",
- * "model:", "quick:" and "target:" lines (a target's in one form, see
- * print_target()).  See harness/README.md, "Benchmark".
+ * one row per grid point, for the host, and "batchcsv:" lines for the
+ * batches; "stalls:", "gentle:", "holds:", "model:", "quick:", "batch:"
+ * and "target:" lines (a target's in one form, see print_target()).  See
+ * harness/README.md, "Benchmark".
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -331,15 +334,33 @@ struct us_result {
 	struct { int pid; unsigned long addr; } found[PD_MAX_MAPS];
 };
 
+/*
+ * The PFNs looked for: [@lo, @hi], and of those only the ones set in @bits
+ * (bit 0 is @lo) when there is a bitmap: the best test of a pagemap entry
+ * against a set, one range check and one bit, whatever its size.
+ */
+struct pfn_set {
+	unsigned long lo, hi;
+	uint64_t *bits;
+};
+
+static bool pfn_set_has(const struct pfn_set *set, unsigned long pfn)
+{
+	unsigned long bit = pfn - set->lo;
+
+	if (bit > set->hi - set->lo)
+		return false;
+	return !set->bits || (set->bits[bit / 64] >> (bit % 64) & 1);
+}
+
 static char *maps_buf;
 static uint64_t *pm_buf;
 
-/* Scan the pagemap entries of [@start, @end) in @pid's @pm for @pfn. */
+/* Scan the pagemap entries of [@start, @end) in @pid's @pm for @set. */
 static void us_scan_range(int pm, int pid, unsigned long start,
-			  unsigned long end, unsigned long pfn,
+			  unsigned long end, const struct pfn_set *set,
 			  struct us_result *r)
 {
-	const uint64_t want = PM_PRESENT | pfn;
 	unsigned long vpn = start / page_size, last = end / page_size;
 
 	while (vpn < last) {
@@ -352,7 +373,8 @@ static void us_scan_range(int pm, int pid, unsigned long start,
 		n = got / 8;
 		r->entries += n;
 		for (i = 0; i < n; i++) {
-			if ((pm_buf[i] & (PM_PRESENT | PM_PFN_MASK)) != want)
+			if (!(pm_buf[i] & PM_PRESENT) ||
+			    !pfn_set_has(set, pm_buf[i] & PM_PFN_MASK))
 				continue;
 			if (r->nr < PD_MAX_MAPS) {
 				r->found[r->nr].pid = pid;
@@ -365,13 +387,14 @@ static void us_scan_range(int pm, int pid, unsigned long start,
 }
 
 /*
- * What a tool like page-types has to do to find who maps @pfn: for every
- * process, read its VMAs from /proc/PID/maps, then the pagemap entries of
- * each VMA in large pread()s, and compare each with the PFN.  Exhaustive,
- * like the kernel's scan: stopping at the page's mapcount would miss the
+ * What a tool like page-types has to do to find who maps the pages of
+ * @set: for every process, read its VMAs from /proc/PID/maps, then the
+ * pagemap entries of each VMA in large pread()s, each read once whatever
+ * the number of pages, and test each against the set.  Exhaustive, like
+ * the kernel's scan: stopping at the page's mapcount would miss the
  * mapping that a corrupted mapcount does not count.
  */
-static void us_scan(unsigned long pfn, struct us_result *r)
+static void us_scan_set(const struct pfn_set *set, struct us_result *r)
 {
 	struct dirent *de;
 	DIR *proc;
@@ -409,7 +432,7 @@ static void us_scan(unsigned long pfn, struct us_result *r)
 			unsigned long start = strtoul(line, &end, 16);
 			unsigned long stop = strtoul(end + 1, &end, 16);
 
-			us_scan_range(fd, pid, start, stop, pfn, r);
+			us_scan_range(fd, pid, start, stop, set, r);
 			end = strchr(end, '\n');
 			if (!end)
 				break;
@@ -417,6 +440,14 @@ static void us_scan(unsigned long pfn, struct us_result *r)
 		close(fd);
 	}
 	closedir(proc);
+}
+
+/* The same for one PFN. */
+static void us_scan(unsigned long pfn, struct us_result *r)
+{
+	struct pfn_set one = { .lo = pfn, .hi = pfn };
+
+	us_scan_set(&one, r);
 }
 
 /* ---- The floor ----------------------------------------------------------- */
@@ -1224,7 +1255,8 @@ static void note_ref(struct point *row, struct point **ref)
 			ref[k] = &row[k];
 }
 
-/* The drgn pass (-D, -S): after all of the above, which it uses. */
+/* The batch rows, and the drgn pass (-D, -S): after all of the above. */
+#include "pd_batch_bench.h"
 #include "pd_drgn.h"
 
 int main(int argc, char **argv)
@@ -1287,6 +1319,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	report = alloc_private(PD_REPORT_SIZE);
+	batch_report = alloc_private(PD_BATCH_REPORT_SIZE);
 	maps_buf = alloc_private(MAPS_MAX);
 	pm_buf = alloc_private(US_CHUNK * 8);
 
@@ -1312,6 +1345,8 @@ int main(int argc, char **argv)
 				fflush(stdout);
 				gentle = gentleness(gentle_pfn, seconds);
 			}
+			if (!why && P == REF_P && M == REF_M)
+				batch_bench(&w, rounds);
 			if (!why)
 				workload_stop(&w);
 		}
@@ -1333,12 +1368,14 @@ int main(int argc, char **argv)
 	fit("phys scan", pts, nr_pts, false, &scan_a, &scan_b);
 	fit("userspace pagemap scan", pts, nr_pts, true, &user_a, &user_b);
 	project(scan_a, scan_b, user_a, user_b, ref[MIXED][NR_K - 1]);
+	batch_project(scan_a, scan_b, user_a, user_b);
 	floor_loops();
 	query_overhead();
 
 	for (kind = MIXED; kind < NR_WORKLOADS; kind++)
 		for (k = 0; k < NR_K; k++)
 			ref_targets(kind, k, ref[kind][k]);
+	batch_targets();
 	/*
 	 * Flat in M: quick at the largest M against the smallest, same P and
 	 * K.  Judged on the median of those ratios: a quick query lasts about

@@ -43,6 +43,7 @@ struct drgn_answer {
 	int skipped;			/* processes that changed under it */
 	char error[512];
 	struct us_result maps;		/* nr and found[] only */
+	long nr_maps;			/* mappings found, kept or not */
 };
 
 /*
@@ -100,23 +101,29 @@ static void drgn_stop(struct drgn_server *s)
 	}
 }
 
-/* Ask the server's @method who maps @pfn; a->error says when it failed. */
+/*
+ * Ask the server's @method who maps @pfns (PFNs separated by commas);
+ * a->error says when it failed.
+ */
 static void drgn_ask(struct drgn_server *s, const char *method,
-		     unsigned long pfn, struct drgn_answer *a)
+		     const char *pfns, struct drgn_answer *a)
 {
 	char line[512];
 	uint64_t start = now_ns();
-	int capped;
+	int capped, pid;
+	unsigned long addr;
 
 	memset(a, 0, sizeof(*a));
-	fprintf(s->to, "%s 0x%lx\n", method, pfn);
+	fprintf(s->to, "%s %s\n", method, pfns);
 	fflush(s->to);
 	while (fgets(line, sizeof(line), s->from)) {
 		line[strcspn(line, "\n")] = '\0';
-		if (a->maps.nr < PD_MAX_MAPS &&
-		    sscanf(line, "map %d %lx", &a->maps.found[a->maps.nr].pid,
-			   &a->maps.found[a->maps.nr].addr) == 2) {
-			a->maps.nr++;
+		if (sscanf(line, "map %d %lx", &pid, &addr) == 2) {
+			if (a->maps.nr < PD_MAX_MAPS) {
+				a->maps.found[a->maps.nr].pid = pid;
+				a->maps.found[a->maps.nr++].addr = addr;
+			}
+			a->nr_maps++;
 		} else if (sscanf(line, "end %lf %lu %d %d", &a->self_ms,
 				  &a->entries, &capped, &a->skipped) == 4) {
 			a->capped = capped;
@@ -166,7 +173,7 @@ static void drgn_point(struct drgn_server *s, int P, int M, int K,
 	struct drgn_answer follow, tables;
 	unsigned int processes = 0, kthreads;
 	struct pd_cost cost = {};
-	char note[600] = "", nf[16], nt[16];
+	char note[600] = "", nf[16], nt[16], pfn_arg[24];
 	const char *line;
 	const char *agree;
 	int i;
@@ -182,8 +189,9 @@ static void drgn_point(struct drgn_server *s, int P, int M, int K,
 	if (line)
 		sscanf(line, SCANNED_FMT, &processes, &kthreads);
 
-	drgn_ask(s, "follow", pfn, &follow);
-	drgn_ask(s, "tables", pfn, &tables);
+	snprintf(pfn_arg, sizeof(pfn_arg), "0x%lx", pfn);
+	drgn_ask(s, "follow", pfn_arg, &follow);
+	drgn_ask(s, "tables", pfn_arg, &tables);
 	/* A capped answer is partial: judge the others, and say so. */
 	if ((!follow.capped && !drgn_same(&parsed, &follow)) ||
 	    (!tables.capped && !drgn_same(&parsed, &tables)))
@@ -275,6 +283,55 @@ static void drgn_show_page(const char *cmd, unsigned long pfn)
 	fflush(stdout);
 }
 
+/*
+ * The batches of BATCH_MAX pages of pd_batch_bench.h, scattered and as a
+ * range, each asked of phys and of drgn's table walk, which looks for all
+ * of them in one pass: one answer each, against phys's median.
+ */
+static void drgn_batch(struct drgn_server *s, const struct workload *w)
+{
+	uint64_t phys[DRGN_PHYS_ROUNDS];
+	static char pfns[BATCH_MAX * 20];
+	static struct batch b;
+	struct batch_row row;
+	struct drgn_answer tables;
+	enum batch_layout layout;
+	const char *why = NULL;
+	unsigned long *anon = workers_anon(w, &why);
+	size_t len;
+	int i;
+
+	for (layout = SCATTERED; layout < NR_LAYOUTS && !why; layout++) {
+		memset(&row, 0, sizeof(row));
+		why = batch_pick(w, anon, layout, BATCH_MAX, &b);
+		for (i = 0; !why && i < DRGN_PHYS_ROUNDS; i++)
+			if (batch_phys(&b, &phys[i]))
+				why = "phys refused the batch";
+		if (!why && batch_parse(batch_report, &row))
+			why = "phys's report did not parse";
+		for (i = 0, len = 0; !why && i < b.nr; i++)
+			len += snprintf(pfns + len, sizeof(pfns) - len, "%s0x%lx",
+					i ? "," : "", b.pfns[i]);
+		free(b.set.bits);
+		b.set.bits = NULL;
+		if (why)
+			break;
+		drgn_ask(s, "tables", pfns, &tables);
+		bench_info("drgn: %d %s pages at P=%d M=%d: tables %.1f s (%lu entries%s%s), phys %.2f ms (median of %d): %.0fx; user mappings phys/tables %ld/%ld\n",
+			   BATCH_MAX, layout_names[layout], w->nr, REF_M,
+			   tables.wall_ns / 1e9, tables.entries,
+			   tables.capped ? ", capped" : "",
+			   tables.error[0] ? ", failed" : "",
+			   ms(pctl(phys, DRGN_PHYS_ROUNDS, 50)), DRGN_PHYS_ROUNDS,
+			   ratio(tables.wall_ns, pctl(phys, DRGN_PHYS_ROUNDS, 50)),
+			   row.phys_maps, tables.nr_maps);
+		fflush(stdout);
+	}
+	if (why)
+		printf("drgn: batches not asked: %s\n", why);
+	free(anon);
+}
+
 /* A row of P, M, K, empty fields, and why last, as in the header. */
 static void drgn_impossible(int P, int M, int K, const char *why)
 {
@@ -325,6 +382,8 @@ static void drgn_grid(const char *server, const char *show,
 					    ip == nr_p - 1 && im == nr_m - 1);
 			if (show && here)
 				drgn_show_page(show, w.target_pfn[NR_K - 1]);
+			if (P == REF_P && M == REF_M)
+				drgn_batch(&s, &w);
 			workload_stop(&w);
 		}
 	}

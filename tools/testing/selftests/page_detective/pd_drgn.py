@@ -9,12 +9,15 @@ pd_drgn.h and harness/README.md, "Benchmark").
 Loads the running kernel (/proc/kcore) with VMLINUX's debug info once,
 prints "ready LOAD_MS", then answers requests on stdin, one a line:
 
-    follow PFN   every task, every VMA, follow_pfn() on each page of it:
+    follow PFNS  every task, every VMA, follow_pfn() on each page of it:
                  what "just do this with drgn" means, written with drgn's
                  own helpers;
-    tables PFN   the same tasks and VMAs, but the page tables walked by
+    tables PFNS  the same tasks and VMAs, but the page tables walked by
                  hand, each PTE table read whole (one read of 512 entries):
                  the best that drgn can do from userspace;
+
+PFNS is a PFN or several, separated by commas: each method looks for all
+of them in one pass, as pd_bench's userspace scan does;
 
 with a "map PID ADDR" line per mapping found, then
 "end MS ENTRIES CAPPED SKIPPED": drgn's own time, the page-table entries
@@ -23,6 +26,7 @@ end, and how many processes it gave up on because they changed under it
 (drgn's own does, as it works).  A query that fails prints "error WHY"
 instead of its end line.
 """
+import bisect
 import struct
 import sys
 import time
@@ -61,7 +65,9 @@ class Deadline(Exception):
 class Query:
     """One request's answer, its count of entries, and its time cap."""
 
-    def __init__(self, cap):
+    def __init__(self, pfns, cap):
+        self.pfns = sorted(pfns)
+        self.pfnset = set(pfns)
         self.maps = []
         self.entries = 0
         self.skipped = 0
@@ -88,14 +94,14 @@ def each_vma(prog, q, visit):
             q.skipped += 1  # it changed under us, as drgn itself does
 
 
-def by_follow(prog, pfn, q):
+def by_follow(prog, q):
     """Each page of each VMA of each process, translated by follow_pfn()."""
     def visit(mm, pid, vma):
         for addr in range(vma.vm_start.value_(), vma.vm_end.value_(),
                           PAGE_SIZE):
             q.entries += 1
             try:
-                if follow_pfn(mm, addr).value_() == pfn:
+                if follow_pfn(mm, addr).value_() in q.pfnset:
                     q.maps.append((pid, addr))
             except FaultError:
                 pass  # not mapped
@@ -114,10 +120,10 @@ def _entries(prog, table, first, last):
     return struct.unpack("<%dQ" % (last - first + 1), data)
 
 
-def _walk(prog, table, level, start, end, pfn, pid, q):
+def _walk(prog, table, level, start, end, pid, q):
     """
     Entries of [start, end) in the table of @level (4: PGD ... 1: PTE),
-    into the next level's tables; a leaf's PFN is compared with @pfn.
+    into the next level's tables; a leaf's PFNs are looked for in q's.
     """
     shift = PAGE_SHIFT + 9 * (level - 1)
     first = (start >> shift) & 511
@@ -136,15 +142,21 @@ def _walk(prog, table, level, start, end, pfn, pid, q):
             size = 1 << (shift - PAGE_SHIFT)
             if level > 1:
                 leaf &= ~(size - 1)
-            if leaf <= pfn < leaf + size:
-                addr = head + ((pfn - leaf) << PAGE_SHIFT)
+            if size == 1:
+                if leaf in q.pfnset:
+                    q.maps.append((pid, head))
+                continue
+            i = bisect.bisect_left(q.pfns, leaf)
+            while i < len(q.pfns) and q.pfns[i] < leaf + size:
+                addr = head + ((q.pfns[i] - leaf) << PAGE_SHIFT)
                 if lo <= addr < hi:
                     q.maps.append((pid, addr))
+                i += 1
             continue
-        _walk(prog, _table(prog, entry), level - 1, lo, hi, pfn, pid, q)
+        _walk(prog, _table(prog, entry), level - 1, lo, hi, pid, q)
 
 
-def by_tables(prog, pfn, q):
+def by_tables(prog, q):
     """The page tables of each VMA walked by hand, a table at a time."""
     # The direct map starts below the 4-level kernel half with 5 levels.
     direct_map = phys_to_virt(prog, 0).value_()
@@ -153,7 +165,7 @@ def by_tables(prog, pfn, q):
 
     def visit(mm, pid, vma):
         _walk(prog, mm.pgd.value_(), levels, vma.vm_start.value_(),
-              vma.vm_end.value_(), pfn, pid, q)
+              vma.vm_end.value_(), pid, q)
 
     each_vma(prog, q, visit)
 
@@ -165,11 +177,15 @@ def serve(prog, cap):
         if len(words) != 2 or words[0] not in methods:
             print("error bad request: %s" % line.strip(), flush=True)
             continue
-        q = Query(cap)
+        try:
+            q = Query([int(pfn, 0) for pfn in words[1].split(",")], cap)
+        except ValueError:
+            print("error bad PFNS: %s" % words[1][:64], flush=True)
+            continue
         start = time.monotonic()
         capped = 0
         try:
-            methods[words[0]](prog, int(words[1], 0), q)
+            methods[words[0]](prog, q)
         except Deadline:
             capped = 1
         except Exception as e:

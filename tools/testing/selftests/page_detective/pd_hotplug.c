@@ -20,7 +20,10 @@
  * made wholly while the block is offline must fail with EINVAL and a line
  * saying that the memory is offline; one made wholly while it is online
  * must be answered.  The test itself checks both after each offline and
- * online.  PD_STRESS_SCALE multiplies the cycles.
+ * online, and a range of PFNs across the block's start: while the block is
+ * offline its pages are counted as not online memory, each with no line of
+ * its own; once online, each has its line.  PD_STRESS_SCALE multiplies the
+ * cycles.
  *
  * It skips on a kernel without CONFIG_MEMORY_HOTREMOVE, and fails on one
  * with it where no block can go offline (boot with movablecore=).
@@ -631,6 +634,32 @@ static int query_first_pfn(char *report, int *tries)
 	return err;
 }
 
+/*
+ * phys of the range of 64 pages each side of the block's start, while the
+ * block is @online or not, into @report (PD_BATCH_REPORT_SIZE): 0 if the
+ * block's pages are answered as they should be.
+ */
+static int query_across_block(bool online, char *report)
+{
+	unsigned long pfn, first = blk.start_pfn - 64, last = blk.start_pfn + 63;
+	struct pd_batch_totals t;
+	struct pd_batch_page p;
+	char input[64];
+
+	snprintf(input, sizeof(input), "%#lx-%#lx", first * page_size,
+		 (last + 1) * page_size - 1);
+	if (pd_query("phys", input, report, PD_BATCH_REPORT_SIZE) ||
+	    pd_parse_batch(report, &t) || t.pages != last - first + 1 ||
+	    t.pages != t.ok + t.partial + t.mismatch + t.not_memory)
+		return -1;
+	if (!online && t.not_memory < last - blk.start_pfn + 1)
+		return -1;
+	for (pfn = blk.start_pfn; pfn <= last; pfn++)
+		if (pd_batch_page(report, pfn, &p) != online)
+			return -1;
+	return 0;
+}
+
 int main(void)
 {
 	unsigned long cycles = pd_stress_count(CYCLES), c;
@@ -638,7 +667,7 @@ int main(void)
 	unsigned long refused = 0, in_block_min = ~0UL, in_block_sum = 0;
 	unsigned long in_block_cycles = 0, fill_limit, timeouts = 0, ran = 0;
 	unsigned long n_off = 0, n_on = 0;
-	char *report = malloc(PD_REPORT_SIZE), why[512];
+	char *report = malloc(PD_BATCH_REPORT_SIZE), why[512];
 	double t_start = pd_now(), *t_off, *t_on, t;
 	pid_t resident_pid, querier_pid, watcher;
 	const char *missing;
@@ -728,11 +757,14 @@ int main(void)
 		offlined++;
 		set_state(1);
 		err = pd_phys(blk.start_pfn, report, PD_REPORT_SIZE);
-		if (says_offline(err, report) && pd_report_lines(report) == 1)
-			offline_ok++;
-		else
+		if (!says_offline(err, report) || pd_report_lines(report) != 1)
 			pd_info("cycle %lu: phys %#lx, offline: %d:\n%s", c,
 				blk.start_pfn, err, report);
+		else if (query_across_block(false, report))
+			pd_info("cycle %lu: phys across the offline block's start:\n%s",
+				c, report);
+		else
+			offline_ok++;
 		usleep(20000);
 
 		set_state(0);
@@ -746,11 +778,14 @@ int main(void)
 		}
 		onlined++;
 		err = query_first_pfn(report, &tries);
-		if (!err && !pd_check_outcome("phys", err, report, blk.start_pfn))
-			online_ok++;
-		else
+		if (err || pd_check_outcome("phys", err, report, blk.start_pfn))
 			pd_info("cycle %lu: phys %#lx, online again: %d (%d tries):\n%s",
 				c, blk.start_pfn, err, tries, report);
+		else if (query_across_block(true, report))
+			pd_info("cycle %lu: phys across the block's start, online again:\n%s",
+				c, report);
+		else
+			online_ok++;
 		set_state(2);
 		if (c < 3 || c % 10 == 9)
 			pd_info("cycle %lu: %lu resident pages in the block; offline %.2f s, online %.2f s; %lu queries so far\n",
@@ -784,11 +819,11 @@ int main(void)
 			 "hotplug: every outcome documented, every report complete (%lu of %lu not)\n",
 			 sh->bad, sh->queries);
 	ksft_test_result(offline_ok == offlined && !sh->wrong_offline,
-			 "hotplug: phys on the offline block: EINVAL, memory offline (%lu of %lu cycles; querier %lu of %lu)\n",
+			 "hotplug: phys on the offline block: EINVAL, memory offline; across it, its pages not online memory (%lu of %lu cycles; querier %lu of %lu)\n",
 			 offline_ok, offlined, sh->checked_offline - sh->wrong_offline,
 			 sh->checked_offline);
 	ksft_test_result(online_ok == onlined && !sh->wrong_online,
-			 "hotplug: phys on the block answered once it is online again (%lu of %lu cycles; querier %lu of %lu)\n",
+			 "hotplug: phys on the block answered once it is online again, across it too (%lu of %lu cycles; querier %lu of %lu)\n",
 			 online_ok, onlined, sh->checked_online - sh->wrong_online,
 			 sh->checked_online);
 	ksft_test_result(ran && in_block_cycles == ran && sh->virt,

@@ -249,6 +249,20 @@ struct pd_batch_page {
 	const char *line;	/* where it is in the report */
 };
 
+/* Whether @line is the "batch page:" line of one page; parsed into @b. */
+static inline bool pd_parse_batch_line(const char *line, struct pd_batch_page *b)
+{
+	if (strncmp(line, "batch page: pfn=", 16) ||
+	    sscanf(line,
+		   "batch page: pfn=%lx kind=%15s refcount=%ld mapcount=%ld kernel_mappings=%ld user_mappings=%ld rmap_mappings=%ld processes=%ld culprits=%ld level=%7s verdict=%15s",
+		   &b->pfn, b->kind, &b->refcount, &b->mapcount,
+		   &b->kernel_mappings, &b->user_mappings, &b->rmap_mappings,
+		   &b->processes, &b->culprits, b->level, b->verdict) != 11)
+		return false;
+	b->line = line;
+	return true;
+}
+
 /*
  * The "batch page:" lines of @pfn in @report: how many there are, the
  * first parsed into @p.
@@ -261,15 +275,8 @@ static inline int pd_batch_page(const char *report, unsigned long pfn,
 	int found = 0;
 
 	for (; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
-		if (strncmp(line, "batch page: pfn=", 16) ||
-		    sscanf(line,
-			   "batch page: pfn=%lx kind=%15s refcount=%ld mapcount=%ld kernel_mappings=%ld user_mappings=%ld rmap_mappings=%ld processes=%ld culprits=%ld level=%7s verdict=%15s",
-			   &b.pfn, b.kind, &b.refcount, &b.mapcount,
-			   &b.kernel_mappings, &b.user_mappings, &b.rmap_mappings,
-			   &b.processes, &b.culprits, b.level, b.verdict) != 11 ||
-		    b.pfn != pfn)
+		if (!pd_parse_batch_line(line, &b) || b.pfn != pfn)
 			continue;
-		b.line = line;
 		if (!found++)
 			*p = b;
 	}
