@@ -92,6 +92,7 @@ struct pd_batch {
 	unsigned long entries, tables;		/* what the scans read */
 	u64 scan_ns, kernel_ns;
 	/* What the pages' own queries took, summed: see pd_batch_count(). */
+	u64 sources_ns;		/* the sources' scans (pd_source.scan) */
 	u64 page_describe_ns, page_rmap_ns, page_verdict_ns;
 	u64 page_source_ns[PD_NR_SOURCES];
 };
@@ -471,6 +472,25 @@ bool pd_batch_kernel_replay(struct pd_query *q)
 	return true;
 }
 
+/**
+ * pd_batch_scanned - the scan of a batch that looked for a page's pages
+ * @q: the query of one page of a batch
+ *
+ * Where a source's scan (pd_source.scan) keeps what it found for the
+ * page's list to take.
+ *
+ * Return: the chunk's scan query, or NULL if @q is not of a batch or the
+ * scan did not look for all its pages: @q looks alone.
+ */
+const struct pd_query *pd_batch_scanned(const struct pd_query *q)
+{
+	const struct pd_batch *b = q->batch;
+
+	if (!b || !pd_batch_covers(b, q->first_pfn, q->nr_pfns))
+		return NULL;
+	return b->scan;
+}
+
 /* ---- The chunks ------------------------------------------------------------ */
 
 /*
@@ -580,6 +600,11 @@ static void pd_batch_scan(struct pd_batch *b)
 		pd_batch_drop(b, 0, ULONG_MAX);
 	scan->kernel_ns = local_clock() - start;
 	b->kernel_ns += scan->kernel_ns;
+	start = local_clock();
+	for (i = 0; i < PD_NR_SOURCES; i++)
+		if (pd_sources[i]->scan)
+			pd_sources[i]->scan(scan);
+	b->sources_ns += local_clock() - start;
 	pd_scan_processes(scan);
 	sort(b->hits, b->nr_hits, sizeof(*b->hits), pd_cmp_hit, NULL);
 	b->scans++;
@@ -703,10 +728,11 @@ static void pd_batch_summary(struct pd_query *q, struct pd_batch *b,
 			       "batch reports: %lu pages that are not ok are not reported in full, only by their line\n",
 			       b->not_reported);
 	seq_buf_printf(&q->s,
-		       "batch cost: %u scans of every process, %lu page-table entries in %lu PTE tables in %llu us; kernel page tables %llu us; %llu us in all\n",
+		       "batch cost: %u scans of every process, %lu page-table entries in %lu PTE tables in %llu us; kernel page tables %llu us; the sources' scans %llu us; %llu us in all\n",
 		       b->scans, b->entries, b->tables,
 		       div_u64(b->scan_ns, NSEC_PER_USEC),
 		       div_u64(b->kernel_ns, NSEC_PER_USEC),
+		       div_u64(b->sources_ns, NSEC_PER_USEC),
 		       div_u64(ns, NSEC_PER_USEC));
 	seq_buf_printf(&q->s,
 		       "batch cost: the pages' own, summed: description %llu us; rmap %llu us; verdict %llu us",

@@ -200,14 +200,69 @@ static void pd_print_dma_counts(struct pd_query *q)
 			       q->dma_cut.nr, q->dma_cut.first);
 }
 
+/*
+ * iommu_describe_fn of a batch's scan: what pd_dma_found() keeps, but of
+ * the leaves only those that map a page the scan looks for.
+ */
+static void pd_dma_found_for_batch(void *arg, const struct iommu_phys_mapping *m)
+{
+	struct pd_query *scan = arg;
+	unsigned long nr = m->oasz_lg2 > PAGE_SHIFT ?
+			   1UL << (m->oasz_lg2 - PAGE_SHIFT) : 1;
+
+	if (m->kind == IOMMU_PHYS_LEAF &&
+	    !pd_batch_looks_for(scan->targets, PHYS_PFN(m->oa), nr))
+		return;
+	pd_dma_found(scan, m);
+}
+
+/*
+ * source.scan: one walk of the IOMMUs' tables for the pages of a batch's
+ * chunk (scan->first_pfn and scan->nr_pfns bound them), instead of one a
+ * page: a walk reads every leaf of every domain, whatever it looks for.
+ */
+static void pd_dma_scan(struct pd_query *scan)
+{
+	scan->dma_err = pd_dma_describe(scan, pd_dma_found_for_batch, scan);
+}
+
+/*
+ * What the chunk's scan found for the page of @q: its leaves and the
+ * counts, which are of every page alike.  Return: the scan's error, or
+ * -EAGAIN when the scan could not keep every leaf: @q walks alone.
+ */
+static int pd_dma_take(struct pd_query *q, const struct pd_query *scan)
+{
+	u64 lo = PFN_PHYS(q->first_pfn), hi = PFN_PHYS(q->first_pfn + q->nr_pfns);
+	unsigned int i;
+
+	if (scan->more_dma)
+		return -EAGAIN;
+	for (i = 0; i < scan->nr_dma; i++) {
+		const struct iommu_phys_mapping *m = &scan->dma[i].m;
+
+		if (m->oa < hi && lo < m->oa + (1ULL << m->oasz_lg2))
+			pd_dma_found(q, m);
+	}
+	q->dma_identity = scan->dma_identity;
+	q->dma_unprotected = scan->dma_unprotected;
+	q->dma_opaque = scan->dma_opaque;
+	q->dma_cut = scan->dma_cut;
+	return scan->dma_err;
+}
+
 /* source.list: what the IOMMUs map of the page, and who else reaches it. */
 static void pd_dma_list(struct pd_query *q)
 {
+	const struct pd_query *scan = pd_batch_scanned(q);
 	unsigned long unlisted;
 	unsigned int i;
-	int err;
+	int err = -EAGAIN;
 
-	err = pd_dma_describe(q, pd_dma_found, q);
+	if (scan)
+		err = pd_dma_take(q, scan);
+	if (err == -EAGAIN)
+		err = pd_dma_describe(q, pd_dma_found, q);
 	if (err == -EINTR)
 		q->interrupted = true;
 	else if (err == -EOPNOTSUPP)
@@ -433,6 +488,7 @@ const struct pd_source pd_dma_source = {
 	.name = "iommu",
 	.mismatch = "an IOMMU maps the page for DMA while nobody holds it for that",
 	.list = pd_dma_list,
+	.scan = pd_dma_scan,
 	.verdict = pd_dma_verdict,
 	.incomplete = pd_dma_incomplete,
 	.summary = pd_dma_summary,

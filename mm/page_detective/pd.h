@@ -285,6 +285,7 @@ struct pd_query {
 	/* What devices can DMA into: IOMMU mappings, and who reaches all. */
 	unsigned int nr_dma;
 	unsigned long more_dma;		/* not kept */
+	int dma_err;			/* a batch's scan's describe */
 	struct pd_dma_count dma_identity, dma_unprotected;
 	struct pd_dma_count dma_opaque, dma_cut;
 	/* What iommu.debug_pagealloc counts of the pages; -1: not counted. */
@@ -357,6 +358,12 @@ struct pd_source {
 	const char *name;		/* its summary field: NAME_mappings= */
 	const char *mismatch;		/* what its culprits are */
 	void (*list)(struct pd_query *q);
+	/*
+	 * Optional, for a batch: find the mappings of every page the chunk's
+	 * scan looks for (@scan->targets) in one pass, kept in @scan; each
+	 * page's list then takes its own from there (pd_batch_scanned()).
+	 */
+	void (*scan)(struct pd_query *scan);
 	/* The culprit: lines it printed, after its re-checks. */
 	unsigned int (*verdict)(struct pd_query *q);
 	/* Optional: why what it maps is not known whole, or NULL. */
@@ -484,6 +491,7 @@ void pd_batch_keep_kernel(struct pd_batch *b, unsigned long addr,
 			  unsigned long first, unsigned long size,
 			  const char *level);
 bool pd_batch_kernel_replay(struct pd_query *q);
+const struct pd_query *pd_batch_scanned(const struct pd_query *q);
 
 /* verdict.c */
 const char *pd_verdict(struct pd_query *q, unsigned int *culprits);

@@ -542,6 +542,28 @@ static void free_while_mapped(struct __test_metadata *_metadata, int fd,
 }
 
 /*
+ * The page at @pfn, mapped at @dma and free, asked in a batch after the
+ * next page: the chunk's one walk of the IOMMUs finds its leaf for it,
+ * which its whole report names as the culprit, first in the report.
+ */
+static void expect_batch_dma_culprit(struct __test_metadata *_metadata,
+				     unsigned long long dma, unsigned long pfn)
+{
+	char *report = malloc(PD_BATCH_REPORT_SIZE), input[64];
+	unsigned long ps = pd_page_size();
+	struct pd_batch_page p;
+
+	ASSERT_NE(NULL, report);
+	snprintf(input, sizeof(input), "%#lx %#lx", (pfn + 1) * ps, pfn * ps);
+	ASSERT_EQ(0, pd_query("phys", input, report, PD_BATCH_REPORT_SIZE));
+	ASSERT_EQ(1, pd_batch_page(report, pfn, &p)) TH_LOG("%s", report);
+	EXPECT_STREQ("mismatch", p.verdict) TH_LOG("%s", report);
+	expect_iommu_culprit(_metadata, report, dma, pfn, "a free page",
+			     "(page_detective_dma)");
+	free(report);
+}
+
+/*
  * The DMA use-after-free on the free page: "mismatch", the culprit the
  * IOMMU's mapping, with the driver's DMA address, and dma-debug's record
  * of it.  Undone, the page is not mapped.
@@ -565,6 +587,7 @@ TEST_F(iommu, free_page_still_mapped)
 					      "a free page: a DMA mapping that outlived its page");
 	EXPECT_EQ(culprits, s.culprits) TH_LOG("%s", self->report);
 	expect_both_dma_sources(_metadata, self->report, culprits);
+	expect_batch_dma_culprit(_metadata, dma, pfn);
 
 	ASSERT_EQ(0, mapper(self->dma, "unmap", NULL));
 	ASSERT_EQ(0, pd_phys(pfn, self->report, PD_REPORT_SIZE));
