@@ -383,25 +383,28 @@ static void batch_targets(void)
 }
 
 /*
- * 512 scattered pages on the big host of project(): one scan, as for one
- * page, plus what the batch cost here beyond its scan (the kernel's
- * tables and each page's own query), which does not grow with the
- * processes' memory; the userspace scan reads as much as for one page,
- * at the cost per entry measured here for the set against one page.
+ * 512 scattered pages on the big host of project(): one scan, which costs
+ * what one page's does times what it cost here against one page's (each
+ * entry is tested against the set), plus what the batch cost here beyond
+ * its scan (the kernel's tables and each page's own query), which does
+ * not grow with the processes' memory; the userspace scan reads as much
+ * as for one page, at the cost measured here for the set against one page.
  */
 static void batch_project(double a, double b, double ua, double ub)
 {
 	const struct batch_row *one = batch_one_page();
 	const struct batch_row *many = batch_row_of(SCATTERED, BATCH_MAX);
 	double entries = (double)BIG_BYTES / page_size;
-	double rest;
+	double scan, rest;
 
-	if (!one || !many || !a || !ua)
+	if (!one || !many || !a || !ua || !one->scan_us)
 		return;
+	scan = (double)many->scan_us / one->scan_us;
 	rest = many->phys_med / 1e9 - many->scan_us / 1e6;
-	bench_info("model: 1 TiB by %d processes: %d scattered pages: phys %.1f s (one scan, and %.0f ms beyond it as here), the userspace scan %.1f s (%.2f times one page's, as here)\n",
+	bench_info("model: 1 TiB by %d processes: %d scattered pages: phys %.1f s (one scan, %.2f times one page's as here, and %.0f ms beyond it as here), the userspace scan %.1f s (%.2f times one page's, as here)\n",
 		   BIG_PROCESSES, BATCH_MAX,
-		   a * entries + b * BIG_PROCESSES + rest, rest * 1e3,
+		   (a * entries + b * BIG_PROCESSES) * scan + rest, scan,
+		   rest * 1e3,
 		   (ua * entries + ub * BIG_PROCESSES) *
 		   ratio(many->user_med, one->user_med),
 		   ratio(many->user_med, one->user_med));

@@ -288,8 +288,32 @@ static void on_sigbus(int sig)
 	siglongjmp(lost_touched, 1);
 }
 
-static int lose_touch_undo(char *page)
+/*
+ * @rounds times, @fn(@win) in a new process, each a new mm, which must
+ * exit with 0.
+ */
+static void in_new_processes(struct __test_metadata *_metadata, int rounds,
+			     int (*fn)(char *win), char *win)
 {
+	int i, status;
+
+	for (i = 0; i < rounds; i++) {
+		pid_t pid = fork();
+
+		ASSERT_GE(pid, 0);
+		if (!pid)
+			_exit(fn(win));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status)) TH_LOG("round %d: status %#x", i, status);
+		ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("round %d", i);
+	}
+}
+
+/* lost on page 1 of @win, a touch, undo: 0 if each did as documented. */
+static int lose_touch_undo(char *win)
+{
+	char *page = page_of(win, 1, false);
+
 	memset(page, 0x42, pd_page_size());
 	if (pd_inject("lost %p", page))
 		return 1;
@@ -312,18 +336,7 @@ static int lose_touch_undo(char *page)
  */
 TEST_F(inject, lost_then_touched)
 {
-	int i, status;
-
-	for (i = 0; i < 20; i++) {
-		pid_t pid = fork();
-
-		ASSERT_GE(pid, 0);
-		if (!pid)
-			_exit(lose_touch_undo(page_of(self->win, 1, false)));
-		ASSERT_EQ(pid, waitpid(pid, &status, 0));
-		ASSERT_TRUE(WIFEXITED(status)) TH_LOG("round %d: status %#x", i, status);
-		ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("round %d", i);
-	}
+	in_new_processes(_metadata, 20, lose_touch_undo, self->win);
 }
 
 /* A thread that faults in, zaps and re-protects its own mapping, in a loop. */
@@ -396,18 +409,7 @@ static int stray_amid_invalidations(char *win)
  */
 TEST_F(inject, subscribed_while_invalidating)
 {
-	int i, status;
-
-	for (i = 0; i < 30; i++) {
-		pid_t pid = fork();
-
-		ASSERT_GE(pid, 0);
-		if (!pid)
-			_exit(stray_amid_invalidations(self->win));
-		ASSERT_EQ(pid, waitpid(pid, &status, 0));
-		ASSERT_TRUE(WIFEXITED(status)) TH_LOG("round %d: status %#x", i, status);
-		ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("round %d", i);
-	}
+	in_new_processes(_metadata, 30, stray_amid_invalidations, self->win);
 }
 
 /* A page of a new memfd, mapped shared and written; NULL on failure. */
