@@ -371,6 +371,8 @@ bool pd_batch_replay(struct pd_query *q)
 	q->entries = scan->entries;
 	q->tables = scan->tables;
 	q->scan_ns = scan->scan_ns;
+	q->prescan_ns = scan->prescan_ns;
+	q->locked_mms = scan->locked_mms;
 	q->mmap_holds = scan->mmap_holds;
 	q->vma_holds = scan->vma_holds;
 

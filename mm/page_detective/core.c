@@ -451,7 +451,10 @@ int pd_report_pfn(struct pd_query *q)
 	for (i = 0; i < PD_NR_SOURCES; i++)
 		seq_buf_printf(&q->s, "; %s %llu us", pd_sources[i]->name,
 			       div_u64(q->source_ns[i], NSEC_PER_USEC));
-	seq_buf_putc(&q->s, '\n');
+	seq_buf_printf(&q->s,
+		       "; of the scan, prescan %llu us, %u of %u mms walked under their locks\n",
+		       div_u64(q->prescan_ns, NSEC_PER_USEC), q->locked_mms,
+		       q->scanned);
 	pd_summary_counts(q, &sum->user, &sum->rmap, &sum->processes);
 	seq_buf_printf(&q->s,
 		       "summary: pfn=%#lx refcount=%d mapcount=%d kernel_mappings=%u user_mappings=%lu processes=%u memcg=",

@@ -6,7 +6,9 @@
  * themselves, which finds a mapping that nothing else knows about.  It
  * walks every process by PID, holding one mm at a time and nothing between
  * processes, each mm once however many processes share it, every VMA up to
- * TASK_SIZE_MAX.  It walks each VMA under that VMA's read lock, as
+ * TASK_SIZE_MAX where the prescan (prescan.c), which reads the mm's tables
+ * without its locks, says the pages may be mapped: for most processes,
+ * nowhere.  It walks each VMA under that VMA's read lock, as
  * /proc/PID/smaps reads it, or else under the mmap lock taken for reading;
  * it holds either for a bounded time, lets go, and goes on where it
  * stopped; a fatal signal ends it.
@@ -14,8 +16,9 @@
  * Entries that no VMA covers are read too, where a PTE table that a VMA
  * uses holds them: a page table left behind by munmap() is a way for a
  * page to stay mapped, unknown to everyone.  A whole page table in a gap
- * between VMAs is not read: munmap() frees such tables holding the mmap
- * lock only for reading, so only its writer could read them safely.
+ * between VMAs is not read here (the prescan reads it, but only to narrow):
+ * munmap() frees such tables holding the mmap lock only for reading, so
+ * that under that lock nothing keeps them.
  *
  * Where such entries are is where the neighbouring VMAs end and start,
  * which a VMA's lock does not keep: under it they are looked up, and the
@@ -46,6 +49,7 @@ struct pd_mm_walk {
 	unsigned long switches_at;	/* context switches of the task then */
 	u64 deadline;			/* when to let go of the lock */
 	unsigned long resume;		/* where to go on after letting go */
+	unsigned long end;		/* of the range being walked */
 	bool progress;			/* walked something in this hold */
 	bool vma_locked;		/* this hold is of a VMA's read lock */
 	bool need_mmap_lock;		/* at resume, which that cannot walk */
@@ -331,45 +335,6 @@ static bool pd_pmd_counted(struct vm_area_struct *vma, unsigned long addr,
 	if (!IS_ENABLED(CONFIG_PGTABLE_HAS_HUGE_LEAVES))
 		return false;
 	return vm_normal_page_pmd(vma, addr, pmd);
-}
-
-/*
- * Whether a PTE may concern the @nr pages from @pfn: it maps one of them,
- * or it is neither empty nor present (a swap, migration or device entry,
- * which pd_user_pte() decodes).
- */
-static inline bool pd_pte_may_map(pte_t pte, unsigned long pfn,
-				  unsigned long nr)
-{
-	bool neither = (pte_none(pte) | pte_present(pte)) == 0;
-
-	return (pte_pfn(pte) - pfn < nr) | neither;
-}
-
-/*
- * Whether any of @nr PTEs from @pte may concern @pfn.  Almost every table
- * has none, so a table is first tested whole, with one data-dependent
- * branch an entry (pte_pfn()'s) where testing each entry as pd_user_pte()
- * does takes three: the scan's inner loop, the cost that grows with the
- * memory mapped on the machine.  Four entries a turn, so that the loop's
- * own branch is paid once for four (under QEMU's TCG, where every branch
- * ends a translated block, that took an eighth off the loop's time).
- */
-static bool pd_pte_table_may_map(pte_t *pte, unsigned int nr,
-				 const struct pd_query *q)
-{
-	unsigned long pfn = q->first_pfn, nr_pfns = q->nr_pfns;
-	bool may = false;
-	unsigned int i;
-
-	for (i = 0; i + 4 <= nr; i += 4)
-		may |= pd_pte_may_map(ptep_get(pte + i), pfn, nr_pfns) |
-		       pd_pte_may_map(ptep_get(pte + i + 1), pfn, nr_pfns) |
-		       pd_pte_may_map(ptep_get(pte + i + 2), pfn, nr_pfns) |
-		       pd_pte_may_map(ptep_get(pte + i + 3), pfn, nr_pfns);
-	for (; i < nr; i++)
-		may |= pd_pte_may_map(ptep_get(pte + i), pfn, nr_pfns);
-	return may;
 }
 
 /*
@@ -661,7 +626,7 @@ static void pd_begin_hold(struct pd_mm_walk *w, bool vma_locked)
 	w->locked_at = local_clock();
 	w->deadline = w->locked_at + PD_LOCK_HOLD_NS;
 	w->progress = false;
-	w->resume = TASK_SIZE_MAX;
+	w->resume = w->end;
 	w->vma_locked = vma_locked;
 	w->need_mmap_lock = false;
 }
@@ -697,7 +662,7 @@ static int pd_walk_mmap_locked(struct pd_mm_walk *w, unsigned long addr)
 	 * of its PTE table).
 	 */
 	w->vma_end = pd_gap_start(mm, addr);
-	err = walk_page_range(mm, addr, TASK_SIZE_MAX, &pd_user_ops, w);
+	err = walk_page_range(mm, addr, w->end, &pd_user_ops, w);
 	pd_flush_found(w);
 	mmap_read_unlock(mm);
 	pd_end_hold(w, &w->q->mmap_holds);
@@ -716,8 +681,9 @@ static const struct mm_walk_ops pd_user_vma_ops = {
 /*
  * One hold of a VMA's read lock: the VMA at or after @addr, found and
  * locked as /proc/PID/maps finds the next one, walked from @addr until it
- * ends or the walk lets go.  Return: 0, the walker's error, -EINTR, or
- * -EAGAIN if the VMA could not be locked: the mmap lock is for that.
+ * or the range ends, or the walk lets go.  Return: 0, the walker's error,
+ * -EINTR, or -EAGAIN if the VMA could not be locked: the mmap lock is for
+ * that.
  */
 static int pd_walk_vma_locked(struct pd_mm_walk *w, unsigned long addr)
 {
@@ -734,9 +700,13 @@ static int pd_walk_vma_locked(struct pd_mm_walk *w, unsigned long addr)
 	pd_begin_hold(w, true);
 	if (!vma)
 		return 0;		/* no VMA left: resume is the end */
+	if (vma->vm_start >= w->end) {
+		vma_end_read(vma);	/* none left in the range */
+		return 0;
+	}
 	w->vma = vma;
-	w->resume = vma->vm_end;
-	err = walk_page_range_vma(vma, max(addr, vma->vm_start), vma->vm_end,
+	w->resume = min(vma->vm_end, w->end);
+	err = walk_page_range_vma(vma, max(addr, vma->vm_start), w->resume,
 				  &pd_user_vma_ops, w);
 	pd_flush_found(w);
 	vma_end_read(vma);
@@ -751,32 +721,58 @@ static int pd_walk_vma_locked(struct pd_mm_walk *w, unsigned long addr)
 #endif
 
 /*
- * Walk the page tables of @pdm's mm for mappings of q->pfn: a VMA at a
- * time under its read lock, or, where that cannot be, a stretch under the
- * mmap lock.  Either is held for a bounded time, let go, and taken again
- * where the walk stopped; what changed meanwhile is the race every report
- * has.
+ * Walk the page tables of @w's mm in [@addr, w->end): a VMA at a time
+ * under its read lock, or, where that cannot be, a stretch under the mmap
+ * lock.  Either is held for a bounded time, let go, and taken again where
+ * the walk stopped; what changed meanwhile is the race every report has.
+ * Return: 0, or an error that ends the scan.
+ */
+static int pd_walk_range(struct pd_mm_walk *w, unsigned long addr)
+{
+	int err;
+
+	while (addr < w->end) {
+		err = -EAGAIN;
+		if (!w->need_mmap_lock)
+			err = pd_walk_vma_locked(w, addr);
+		if (err == -EAGAIN)
+			err = pd_walk_mmap_locked(w, addr);
+		if (err)
+			return err;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		addr = w->resume;
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * Walk the page tables of @pdm's mm for mappings of the query's pages,
+ * where the prescan says they may be.  The ranges it gives begin and end
+ * on a PMD's bounds, so that each PTE table read is read whole, with the
+ * entries no VMA covers, as a walk of the whole mm reads it.
  */
 static void pd_walk_mm(struct pd_query *q, struct pd_mm *pdm)
 {
 	struct pd_mm_walk w = { .q = q, .pdm = pdm };
-	unsigned long addr = 0;
+	struct pd_prescan ps;
+	unsigned int i;
+	u64 start;
 	int err;
 
 	q->scanned++;
-	while (addr < TASK_SIZE_MAX) {
-		err = -EAGAIN;
-		if (!w.need_mmap_lock)
-			err = pd_walk_vma_locked(&w, addr);
-		if (err == -EAGAIN)
-			err = pd_walk_mmap_locked(&w, addr);
-		if (err || fatal_signal_pending(current)) {
-			q->interrupted = true;
-			break;
-		}
-		addr = w.resume;
-		cond_resched();
+	start = local_clock();
+	err = pd_prescan_mm(q, pdm->mm, &ps);
+	q->prescan_ns += local_clock() - start;
+	if (ps.nr)
+		q->locked_mms++;
+	for (i = 0; i < ps.nr && !err; i++) {
+		w.end = ps.range[i].end;
+		err = pd_walk_range(&w, ps.range[i].start);
 	}
+	if (err)
+		q->interrupted = true;
 	if (w.found)
 		q->processes++;
 }

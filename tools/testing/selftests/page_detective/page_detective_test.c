@@ -660,8 +660,10 @@ TEST_F(pd, shared_mm_walked_once)
 /*
  * The scan walks each VMA under its own read lock where the kernel can
  * find and lock VMAs one by one for it (lock_next_vma(), which 6.12 has not,
- * with CONFIG_PER_VMA_LOCK), else under the mmap lock alone: a VMA of 32 PTE
- * tables is a hold of its read lock long enough to measure.
+ * with CONFIG_PER_VMA_LOCK), else under the mmap lock alone.  Where the
+ * prescan lets it walk only the PTE table that maps the page, that table's
+ * read and the mapping's listing are a hold long enough to measure (some
+ * microseconds under QEMU's TCG); elsewhere, the VMA's 32 tables.
  */
 TEST_F(pd, scan_holds_vma_locks)
 {
@@ -683,6 +685,97 @@ TEST_F(pd, scan_holds_vma_locks)
 	EXPECT_TRUE(pd_has_line(self->report, "verdict: ok", ""))
 		TH_LOG("%s", self->report);
 	munmap(p, size);
+}
+
+/*
+ * Map the page of @fd at @nr addresses of a reserved area, each in a PMD
+ * range of its own, @stride apart, and fault it in at each.
+ */
+static char *map_in_tables(int fd, unsigned long nr, size_t stride,
+			   struct expect_map *maps)
+{
+	size_t size = nr * stride + PMD_SIZE_2M;
+	char *area, *base;
+	unsigned long i;
+
+	area = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		    MAP_NORESERVE, -1, 0);
+	if (area == MAP_FAILED)
+		return NULL;
+	base = (char *)(((unsigned long)area + PMD_SIZE_2M - 1) &
+			~(PMD_SIZE_2M - 1));
+	for (i = 0; i < nr; i++) {
+		char *p = base + i * stride;
+
+		if (mmap(p, pd_page_size(), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, fd, 0) != p)
+			return NULL;
+		p[0] = 1;
+		maps[i] = (struct expect_map){ getpid(), p, "pte", true,
+					       "/memfd:pd (deleted)" };
+	}
+	return area;
+}
+
+/*
+ * One page mapped in many PTE tables of one process: the scan finds each
+ * mapping, whether the PMD ranges where the prescan found the page are few
+ * enough to walk alone (PD_PRESCAN_RANGES, 16), touch each other (one
+ * range), or are too many (the whole mm is walked).
+ */
+TEST_F(pd, mapped_in_many_tables)
+{
+	static const struct {
+		unsigned long nr;
+		size_t stride;
+	} layouts[] = {
+		{ 12, 2 * PMD_SIZE_2M }, { 40, PMD_SIZE_2M },
+		{ 40, 2 * PMD_SIZE_2M },
+	};
+	int fd = memfd_create("pd", 0);
+	struct expect_map maps[40];
+	unsigned int i;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, ftruncate(fd, self->page_size));
+	for (i = 0; i < ARRAY_SIZE(layouts); i++) {
+		unsigned long nr = layouts[i].nr;
+		size_t size = nr * layouts[i].stride + PMD_SIZE_2M;
+		char *area = map_in_tables(fd, nr, layouts[i].stride, maps);
+		struct expect e = { 0, maps, nr };
+
+		ASSERT_NE(NULL, area);
+		e.pfn = pagemap_pfn(0, maps[0].addr);
+		TH_LOG("%lu mappings, %zu KiB apart", nr,
+		       layouts[i].stride >> 10);
+		check_both(_metadata, self->report, getpid(), maps[nr - 1].addr,
+			   "pte", &e);
+		munmap(area, size);
+	}
+	close(fd);
+}
+
+/*
+ * A page mapped at the last page of the user address space: the last PMD
+ * range passes TASK_SIZE, where the walk ends.
+ */
+TEST_F(pd, top_of_address_space)
+{
+	unsigned long top = (1UL << 47) - self->page_size;	/* TASK_SIZE */
+	char *p = (char *)(top - self->page_size);
+
+	if (pd_kernel_config("X86_64")[0] != 'y')
+		SKIP(return, "the 47-bit address space of x86_64 only");
+	p = mmap(p, self->page_size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED)
+		SKIP(return, "the last page is taken: %s", strerror(errno));
+	p[0] = 1;
+	struct expect_map maps[] = { { getpid(), p, "pte", true } };
+	struct expect e = { pagemap_pfn(0, p), maps, 1 };
+
+	check_both(_metadata, self->report, getpid(), p, "pte", &e);
+	munmap(p, self->page_size);
 }
 
 TEST_F(pd, thp_pmd_mapped)

@@ -594,6 +594,7 @@ struct point {
 	struct pd_cost cost;	/* entries, tables; hold_us: the longest */
 	/* Medians, in ns, of what took ROUNDS measures. */
 	uint64_t full_med, full_p90, full_min, scan_med, kernel_med, rmap_med;
+	uint64_t prescan_med;	/* of the scan: its lockless prescan */
 	uint64_t full_rest;	/* the query less its scan, tables and rmap */
 	uint64_t quick_med, quick_p90, quick_min, quick_rmap, quick_rest;
 	uint64_t user_med, user_min, floor_med;
@@ -674,7 +675,7 @@ static void measure_point(struct workload *w, int kidx, struct point *pt,
 	uint64_t quick[ROUNDS * 4 * QUICK_PER_ROUND];
 	uint64_t quick_rmap[ROUNDS * 4 * QUICK_PER_ROUND];
 	uint64_t quick_rest[ROUNDS * 4 * QUICK_PER_ROUND];
-	uint64_t user[ROUNDS * 4], flr[ROUNDS * 4];
+	uint64_t user[ROUNDS * 4], flr[ROUNDS * 4], prescan[ROUNDS * 4];
 	uint64_t ns, parts;
 	unsigned long pfn = w->target_pfn[kidx];
 	struct pd_cost cost = {};
@@ -704,11 +705,14 @@ static void measure_point(struct workload *w, int kidx, struct point *pt,
 					 cost.rmap_us) * 1000;
 				full[n] = ns;
 				scan[n] = cost.scan_us * 1000;
+				prescan[n] = cost.prescan_us * 1000;
 				kern[n] = cost.kernel_us * 1000;
 				rmap[n] = cost.rmap_us * 1000;
 				full_rest[n] = ns > parts ? ns - parts : 0;
 				pt->cost.entries = cost.entries;
 				pt->cost.tables = cost.tables;
+				pt->cost.locked_mms = cost.locked_mms;
+				pt->cost.scanned_mms = cost.scanned_mms;
 				line = strstr(report, "\nuser mappings: ");
 				if (line)
 					sscanf(line, SCANNED_FMT, &pt->processes, &pt->kthreads);
@@ -751,6 +755,7 @@ static void measure_point(struct workload *w, int kidx, struct point *pt,
 	pt->full_med = pctl(full, n, 50);
 	pt->full_p90 = pctl(full, n, 90);
 	pt->scan_med = pctl(scan, n, 50);
+	pt->prescan_med = pctl(prescan, n, 50);
 	pt->kernel_med = pctl(kern, n, 50);
 	pt->rmap_med = pctl(rmap, n, 50);
 	pt->full_rest = pctl(full_rest, n, 50);
@@ -818,6 +823,10 @@ static void print_point(const struct point *pt)
 	       !pt->verdict_ok ? "verdict not ok" :
 	       pt->k_full != pt->K || pt->k_quick != pt->K ||
 	       pt->k_user != pt->K ? "mappers != K" : "");
+	bench_info("scan: %s P=%d M=%d K=%d: %.2f ms, of which the lockless prescan %.2f ms; %u of %u mms then walked under their locks\n",
+		   workload_names[pt->kind], pt->P, pt->M, pt->K,
+		   ms(pt->scan_med), ms(pt->prescan_med), pt->cost.locked_mms,
+		   pt->cost.scanned_mms);
 	fflush(stdout);
 }
 

@@ -421,10 +421,16 @@ struct pd_cost {
 	unsigned long vma_hold_unswitched_us;
 	unsigned long kernel_us;	/* the kernel's page tables */
 	unsigned long rmap_us;		/* the reverse map */
+	/* Of the scan: the lockless prescan, and the mms walked after it. */
+	unsigned long prescan_us;
+	unsigned int locked_mms, scanned_mms;
 };
 
 /* The report's "cost:" line, for sscanf(). */
 #define PD_COST_FMT "cost: %lu page-table entries in %lu PTE tables in %lu us, longest mmap lock hold %lu us (%lu us not switched out), longest VMA lock hold %lu us (%lu us not switched out); kernel page tables %lu us; rmap %lu us"
+
+/* Its end: what the scan's lockless prescan cost and left to walk. */
+#define PD_COST_PRESCAN_FMT "; of the scan, prescan %lu us, %u of %u mms walked under their locks"
 
 static inline int pd_parse_cost(const char *report, struct pd_cost *c)
 {
@@ -435,6 +441,10 @@ static inline int pd_parse_cost(const char *report, struct pd_cost *c)
 	if (sscanf(line + 1, PD_COST_FMT, &c->entries, &c->tables, &c->scan_us,
 		   &c->hold_us, &c->hold_unswitched_us, &c->vma_hold_us,
 		   &c->vma_hold_unswitched_us, &c->kernel_us, &c->rmap_us) != 9)
+		return -1;
+	line = strstr(line, "; of the scan, prescan ");
+	if (!line || sscanf(line, PD_COST_PRESCAN_FMT, &c->prescan_us,
+			    &c->locked_mms, &c->scanned_mms) != 3)
 		return -1;
 	return 0;
 }
