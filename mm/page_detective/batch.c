@@ -356,13 +356,12 @@ static unsigned int pd_batch_first_hit(const struct pd_batch *b,
  */
 bool pd_batch_replay(struct pd_query *q)
 {
+	const struct pd_query *scan = pd_batch_scanned(q);
 	const struct pd_batch *b = q->batch;
-	const struct pd_query *scan;
 	unsigned int i;
 
-	if (!b || !pd_batch_covers(b, q->first_pfn, q->nr_pfns))
+	if (!scan)
 		return false;
-	scan = b->scan;
 	q->scanned = scan->scanned;
 	q->kthreads = scan->kthreads;
 	q->exiting = scan->exiting;

@@ -399,6 +399,15 @@ static void pd_summary_counts(struct pd_query *q, unsigned long *user,
 	*processes = mms;
 }
 
+/*
+ * A lock hold in the cost line, in microseconds rounded up: a hold that
+ * happened, however short, is never printed as none.
+ */
+static u64 pd_hold_us(u64 ns)
+{
+	return DIV_ROUND_UP_ULL(ns, NSEC_PER_USEC);
+}
+
 /**
  * pd_report_pfn - the whole report on the page at q->pfn
  * @q: the query, with q->pfn set
@@ -441,10 +450,10 @@ int pd_report_pfn(struct pd_query *q)
 	seq_buf_printf(&q->s,
 		       "cost: %lu page-table entries in %lu PTE tables in %llu us, longest mmap lock hold %llu us (%llu us not switched out), longest VMA lock hold %llu us (%llu us not switched out); kernel page tables %llu us; rmap %llu us; verdict %llu us",
 		       q->entries, q->tables, div_u64(q->scan_ns, NSEC_PER_USEC),
-		       div_u64(q->mmap_holds.longest_ns, NSEC_PER_USEC),
-		       div_u64(q->mmap_holds.longest_unswitched_ns, NSEC_PER_USEC),
-		       div_u64(q->vma_holds.longest_ns, NSEC_PER_USEC),
-		       div_u64(q->vma_holds.longest_unswitched_ns, NSEC_PER_USEC),
+		       pd_hold_us(q->mmap_holds.longest_ns),
+		       pd_hold_us(q->mmap_holds.longest_unswitched_ns),
+		       pd_hold_us(q->vma_holds.longest_ns),
+		       pd_hold_us(q->vma_holds.longest_unswitched_ns),
 		       div_u64(q->kernel_ns, NSEC_PER_USEC),
 		       div_u64(q->rmap_ns, NSEC_PER_USEC),
 		       div_u64(q->recheck_ns, NSEC_PER_USEC));
@@ -650,7 +659,6 @@ void pd_query_reset(struct pd_query *q)
 	/* Not its tables: see struct pd_query. */
 	memset(q, 0, offsetof(struct pd_query, memcg));
 	seq_buf_init(&q->s, s.buffer, s.size);
-	pd_mappings_init(q);
 }
 
 /**

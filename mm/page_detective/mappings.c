@@ -17,33 +17,41 @@
 #include "pd.h"
 
 /**
- * pd_mappings_init - start a query with no mm and no mapping met
+ * pd_mappings_init - start a new query with no mm and no mapping met
  * @q: the query
  */
 void pd_mappings_init(struct pd_query *q)
 {
 	hash_init(q->mms);
 	hash_init(q->maps);
+	INIT_LIST_HEAD(&q->mm_list);
 	INIT_LIST_HEAD(&q->map_list);
 }
 
 /**
  * pd_mappings_free - forget every mm and mapping the query met
  * @q: the query
+ *
+ * The query is left as pd_mappings_init() left it, each entry taken out
+ * of its table in turn: the next page of a batch does not pay for the
+ * tables' 2048 buckets.
  */
 void pd_mappings_free(struct pd_query *q)
 {
-	struct pd_map *map, *next;
-	struct hlist_node *tmp;
-	struct pd_mm *pdm;
-	int bkt;
+	struct pd_map *map, *next_map;
+	struct pd_mm *pdm, *next_mm;
 
-	list_for_each_entry_safe(map, next, &q->map_list, list)
+	list_for_each_entry_safe(map, next_map, &q->map_list, list) {
+		hash_del(&map->node);
 		kfree(map);
-	hash_for_each_safe(q->mms, bkt, tmp, pdm, node) {
+	}
+	INIT_LIST_HEAD(&q->map_list);
+	list_for_each_entry_safe(pdm, next_mm, &q->mm_list, list) {
+		hash_del(&pdm->node);
 		mmdrop(pdm->mm);
 		kfree(pdm);
 	}
+	INIT_LIST_HEAD(&q->mm_list);
 }
 
 /**
@@ -73,6 +81,7 @@ struct pd_mm *pd_mm_get(struct pd_query *q, struct mm_struct *mm)
 	mmgrab(mm);
 	pdm->mm = mm;
 	hash_add(q->mms, &pdm->node, (unsigned long)mm);
+	list_add_tail(&pdm->list, &q->mm_list);
 	return pdm;
 }
 

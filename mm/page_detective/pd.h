@@ -82,6 +82,7 @@
 /* An mm the query met, in the scan or in the reverse map: mmgrab()bed. */
 struct pd_mm {
 	struct hlist_node node;		/* in pd_query.mms, by mm */
+	struct list_head list;		/* in pd_query.mm_list, as met */
 	struct mm_struct *mm;
 	pid_t tgid;			/* a process it belongs to, 0: none */
 	char comm[PD_COMM_LEN];		/* escaped: pd_task_comm() */
@@ -266,9 +267,8 @@ struct pd_query {
 	unsigned int kernel_mappings;
 	bool kernel_walked, direct_mapped;
 
-	/* The counted mappings met, from any source (hashed: mms, maps). */
-	struct list_head map_list;
-	bool out_of_memory;		/* some of them could not be kept */
+	/* Some of the mms or mappings met could not be kept. */
+	bool out_of_memory;
 
 	/* The scan of every process's page tables. */
 	unsigned long other_mappings;	/* special or non-present: listed */
@@ -329,13 +329,20 @@ struct pd_query {
 	 * is read only as far as what is counted above (nr_pending,
 	 * nr_candidates, nr_secondary, nr_dma, nr_dma_api), or once written
 	 * (memcg, by the page's description; path, scratch for d_path()), or
-	 * is initialised by pd_mappings_init() (mms, maps).  Clearing their
-	 * 70 KiB would cost each page of a batch more than its query.
+	 * is left empty by pd_mappings_free() (the mms and mappings met).
+	 * Clearing their 70 KiB would cost each page of a batch more than its
+	 * query.
 	 */
 	char memcg[PATH_MAX];
 	char path[PATH_MAX];
-	DECLARE_HASHTABLE(mms, 10);	/* the mms met, from any source */
-	DECLARE_HASHTABLE(maps, 10);	/* the counted mappings met */
+	/*
+	 * The mms met, from any source, and the counted mappings met: hashed
+	 * to be found, listed to be gone through (1024 buckets are too many
+	 * to visit for each page of a batch).
+	 */
+	DECLARE_HASHTABLE(mms, 10);
+	DECLARE_HASHTABLE(maps, 10);
+	struct list_head mm_list, map_list;
 	struct pd_pending pending[PD_PENDING_MAX];	/* the scan's */
 	struct pd_candidate candidates[PD_CANDIDATES_MAX];	/* the rmap's */
 	struct pd_secondary secondary[PD_SECONDARY_MAX];

@@ -322,9 +322,8 @@ static void pd_find_owner(struct pd_mm *pdm)
 void pd_find_owners(struct pd_query *q)
 {
 	struct pd_mm *pdm;
-	int bkt;
 
-	hash_for_each(q->mms, bkt, pdm, node)
+	list_for_each_entry(pdm, &q->mm_list, list)
 		if (!pdm->tgid)
 			pd_find_owner(pdm);
 }

@@ -119,7 +119,6 @@ static void pd_secondary_list(struct pd_query *q)
 	struct pd_map *map;
 	struct pd_mm *pdm;
 	unsigned int i;
-	int bkt;
 
 	list_for_each_entry(map, &q->map_list, list) {
 		w.mm = map->mm;
@@ -127,7 +126,7 @@ static void pd_secondary_list(struct pd_query *q)
 				      pd_secondary_found, &w);
 	}
 	if (!q->quick) {
-		hash_for_each(q->mms, bkt, pdm, node) {
+		list_for_each_entry(pdm, &q->mm_list, list) {
 			w.mm = pdm;
 			if (pd_secondary_describe_pages(q, &w))
 				break;
