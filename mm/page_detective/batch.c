@@ -37,6 +37,11 @@
 #define PD_BATCH_CHUNK		512
 /* Mappings one scan keeps; the pages of those it cannot keep walk alone. */
 #define PD_BATCH_HITS_MAX	SZ_32K
+/*
+ * Classes of hits of more than one page: up to a PMD's worth (THPs, arm64's
+ * contiguous PTEs), and more (PUD leaves: the direct map's, hugetlb's).
+ */
+#define PD_BATCH_WIDE_CLASSES	2
 /* Whole reports of the pages that are not "ok", in one batch's report. */
 #define PD_BATCH_FULL_MAX	8
 #define PD_BATCH_REPORT_MAX	SZ_1M
@@ -44,7 +49,7 @@
 #define PD_BATCH_OK_END		(PD_BATCH_REPORT_MAX / 2)
 #define PD_BATCH_LINES_END	(PD_BATCH_REPORT_MAX - SZ_4K)
 /* The bit of the filter that a PFN sets: see pd_batch_looks_for(). */
-#define PD_BATCH_FILTER_BITS	SZ_32K
+#define PD_BATCH_FILTER_BITS	SZ_4M
 #define pd_filter_bit(pfn)	((pfn) & (PD_BATCH_FILTER_BITS - 1))
 
 /* The PFNs [start, end). */
@@ -63,6 +68,16 @@ struct pd_batch_hit {
 	struct pd_pending p;
 };
 
+/*
+ * The hits of one class of width, by PFN: a page's hits that begin before
+ * it are looked for among these, which are few, not among all hits.
+ */
+struct pd_batch_wide {
+	unsigned int *hits;	/* indexes into pd_batch.hits */
+	unsigned int nr;
+	unsigned long widest;	/* the most pages one of them maps */
+};
+
 struct pd_batch {
 	struct pd_query *q;			/* the query it answers */
 	/* What was asked: sorted, merged; and the next page to answer. */
@@ -77,13 +92,15 @@ struct pd_batch {
 	unsigned int nr_pfns;
 	struct pd_range looked[PD_BATCH_CHUNK];
 	unsigned int nr_looked;
+	bool scattered;		/* they are few of those they span */
 	DECLARE_BITMAP(filter, PD_BATCH_FILTER_BITS);
+	bool filter_all;	/* every bit is, in effect, set */
 
 	/* What its scan found, by PFN. */
 	struct pd_query *scan;
 	struct pd_batch_hit *hits;
 	unsigned int nr_hits;
-	unsigned long widest;			/* the most pages a hit maps */
+	struct pd_batch_wide wide[PD_BATCH_WIDE_CLASSES];
 
 	/* The totals. */
 	unsigned long pages, ok, partial, mismatch, not_memory, unlisted;
@@ -223,7 +240,8 @@ bool pd_batch_looks_for(const struct pd_batch *b, unsigned long pfn,
 {
 	const struct pd_range *r;
 
-	if (nr == 1 && !test_bit(pd_filter_bit(pfn), b->filter))
+	if (nr == 1 && !b->filter_all &&
+	    !test_bit(pd_filter_bit(pfn), b->filter))
 		return false;
 	r = pd_batch_range_after(b, pfn);
 	return r && r->start < pfn + nr;
@@ -265,23 +283,83 @@ static void pd_batch_look_for(struct pd_batch *b, unsigned long pfn)
 	}
 }
 
-/* Set the filter's bits for the chunk's ranges, all for a wide one. */
-static void pd_batch_fill_filter(struct pd_batch *b)
+/* How many pages the chunk's scan looks for. */
+static unsigned long pd_batch_looked_pages(const struct pd_batch *b)
+{
+	unsigned long nr = 0;
+	unsigned int i;
+
+	for (i = 0; i < b->nr_looked; i++)
+		nr += b->looked[i].end - b->looked[i].start;
+	return nr;
+}
+
+/*
+ * Set, or clear, the filter's bits for the chunk's ranges; a range as wide
+ * as the filter sets them all (filter_all).  Cleared bit by bit, as they
+ * were set: the filter is too large to clear whole for each chunk of a
+ * long range.
+ */
+static void pd_batch_mark_filter(struct pd_batch *b, bool set)
 {
 	unsigned long pfn;
 	unsigned int i;
 
-	bitmap_zero(b->filter, PD_BATCH_FILTER_BITS);
 	for (i = 0; i < b->nr_looked; i++) {
 		const struct pd_range *r = &b->looked[i];
 
 		if (r->end - r->start >= PD_BATCH_FILTER_BITS) {
-			bitmap_fill(b->filter, PD_BATCH_FILTER_BITS);
+			b->filter_all = set;
 			return;
 		}
 		for (pfn = r->start; pfn < r->end; pfn++)
-			__set_bit(pd_filter_bit(pfn), b->filter);
+			__assign_bit(pd_filter_bit(pfn), b->filter, set);
 	}
+}
+
+/*
+ * Whether a PTE may concern the pages a batch's scan looks for: the
+ * filter's bit of what it maps is set, or it is neither empty nor present.
+ */
+static inline bool pd_batch_pte_may_map(const struct pd_batch *b, pte_t pte)
+{
+	bool neither = (pte_none(pte) | pte_present(pte)) == 0;
+
+	return test_bit(pd_filter_bit(pte_pfn(pte)), b->filter) | neither;
+}
+
+/**
+ * pd_batch_table_may_map - whether PTEs may concern a batch's pages
+ * @scan: the query of the batch's scan
+ * @pte: the first PTE
+ * @nr: how many from @pte
+ *
+ * pd_pte_table_may_map() for a batch's scan.  The pages of a scattered
+ * batch span most of memory, and their range would let every table
+ * through: the filter lets few through, for a little more an entry than
+ * the range's test, which the pages of a range keep.
+ *
+ * Return: true if one of them may.
+ */
+bool pd_batch_table_may_map(const struct pd_query *scan, pte_t *pte,
+			    unsigned int nr)
+{
+	const struct pd_batch *b = scan->targets;
+	bool may = false;
+	unsigned int i;
+
+	if (!b->scattered || b->filter_all)
+		return pd_pte_range_may_map(pte, nr, scan->first_pfn,
+					    scan->nr_pfns);
+
+	for (i = 0; i + 4 <= nr; i += 4)
+		may |= pd_batch_pte_may_map(b, ptep_get(pte + i)) |
+		       pd_batch_pte_may_map(b, ptep_get(pte + i + 1)) |
+		       pd_batch_pte_may_map(b, ptep_get(pte + i + 2)) |
+		       pd_batch_pte_may_map(b, ptep_get(pte + i + 3));
+	for (; i < nr; i++)
+		may |= pd_batch_pte_may_map(b, ptep_get(pte + i));
+	return may;
 }
 
 /* ---- What the scan finds --------------------------------------------------- */
@@ -316,7 +394,6 @@ void pd_batch_keep(struct pd_batch *b, struct pd_mm *pdm,
 		return;
 	}
 	b->hits[b->nr_hits++] = (struct pd_batch_hit) { .pdm = pdm, .p = *p };
-	b->widest = max(b->widest, p->nr);
 }
 
 static int pd_cmp_hit(const void *a, const void *b)
@@ -326,22 +403,103 @@ static int pd_cmp_hit(const void *a, const void *b)
 	return x->p.pfn < y->p.pfn ? -1 : x->p.pfn > y->p.pfn;
 }
 
-/* The first hit that may map a page from @pfn on: hits are sorted by PFN. */
+/*
+ * The first of @nr hits, @idx's (indexes into b->hits) or, @idx NULL,
+ * b->hits themselves, that begins at @pfn or after: hits are sorted by PFN.
+ */
 static unsigned int pd_batch_first_hit(const struct pd_batch *b,
-				       unsigned long pfn)
+				       const unsigned int *idx,
+				       unsigned int nr, unsigned long pfn)
 {
-	unsigned long from = pfn > b->widest ? pfn - b->widest + 1 : 0;
-	unsigned int lo = 0, hi = b->nr_hits;
+	unsigned int lo = 0, hi = nr;
 
 	while (lo < hi) {
 		unsigned int mid = lo + (hi - lo) / 2;
 
-		if (b->hits[mid].p.pfn < from)
+		if (b->hits[idx ? idx[mid] : mid].p.pfn < pfn)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+/* Index the wide hits by class, once the hits are sorted. */
+static void pd_batch_index_wide(struct pd_batch *b)
+{
+	struct pd_batch_wide *w;
+	unsigned int i;
+
+	for (i = 0; i < PD_BATCH_WIDE_CLASSES; i++) {
+		b->wide[i].nr = 0;
+		b->wide[i].widest = 1;
+	}
+	for (i = 0; i < b->nr_hits; i++) {
+		unsigned long nr = b->hits[i].p.nr;
+
+		if (nr == 1)
+			continue;
+		w = &b->wide[nr > PTRS_PER_PTE];
+		w->hits[w->nr++] = i;
+		w->widest = max(w->widest, nr);
+	}
+}
+
+/* Where a page's hits are, for pd_batch_next_hit(). */
+struct pd_hit_cursor {
+	const struct pd_batch *b;
+	unsigned long pfn, end;		/* the pages: [pfn, end) */
+	unsigned int class, wide;	/* the wide hits before pfn */
+	unsigned int next;		/* the hits from pfn on */
+};
+
+/* The first wide hit of @class that may reach c->pfn. */
+static void pd_hit_cursor_class(struct pd_hit_cursor *c, unsigned int class)
+{
+	const struct pd_batch_wide *w = &c->b->wide[class];
+	unsigned long from = c->pfn > w->widest ? c->pfn - w->widest + 1 : 0;
+
+	c->class = class;
+	c->wide = pd_batch_first_hit(c->b, w->hits, w->nr, from);
+}
+
+static void pd_hit_cursor_init(struct pd_hit_cursor *c,
+			       const struct pd_batch *b, unsigned long pfn,
+			       unsigned long nr)
+{
+	*c = (struct pd_hit_cursor) { .b = b, .pfn = pfn, .end = pfn + nr };
+	c->next = pd_batch_first_hit(b, NULL, b->nr_hits, pfn);
+	pd_hit_cursor_class(c, 0);
+}
+
+/*
+ * The next hit that maps one of the cursor's pages: first those that begin
+ * before them (wide ones), class by class, then those that begin among
+ * them; NULL after the last.
+ */
+static const struct pd_batch_hit *pd_batch_next_hit(struct pd_hit_cursor *c)
+{
+	const struct pd_batch *b = c->b;
+	const struct pd_batch_hit *hit;
+
+	while (c->class < PD_BATCH_WIDE_CLASSES) {
+		const struct pd_batch_wide *w = &b->wide[c->class];
+
+		hit = c->wide < w->nr ? &b->hits[w->hits[c->wide]] : NULL;
+		if (!hit || hit->p.pfn >= c->pfn) {
+			if (c->class + 1 < PD_BATCH_WIDE_CLASSES)
+				pd_hit_cursor_class(c, c->class + 1);
+			else
+				c->class++;
+			continue;
+		}
+		c->wide++;
+		if (hit->p.pfn + hit->p.nr > c->pfn)
+			return hit;
+	}
+	if (c->next < b->nr_hits && b->hits[c->next].p.pfn < c->end)
+		return &b->hits[c->next++];
+	return NULL;
 }
 
 /**
@@ -357,8 +515,8 @@ static unsigned int pd_batch_first_hit(const struct pd_batch *b,
 bool pd_batch_replay(struct pd_query *q)
 {
 	const struct pd_query *scan = pd_batch_scanned(q);
-	const struct pd_batch *b = q->batch;
-	unsigned int i;
+	const struct pd_batch_hit *hit;
+	struct pd_hit_cursor c;
 
 	if (!scan)
 		return false;
@@ -375,10 +533,8 @@ bool pd_batch_replay(struct pd_query *q)
 	q->mmap_holds = scan->mmap_holds;
 	q->vma_holds = scan->vma_holds;
 
-	for (i = pd_batch_first_hit(b, q->first_pfn);
-	     i < b->nr_hits && b->hits[i].p.pfn < q->first_pfn + q->nr_pfns;
-	     i++) {
-		const struct pd_batch_hit *hit = &b->hits[i];
+	pd_hit_cursor_init(&c, q->batch, q->first_pfn, q->nr_pfns);
+	while ((hit = pd_batch_next_hit(&c))) {
 		struct pd_pending p = hit->p;
 		struct pd_mm *pdm;
 
@@ -436,14 +592,14 @@ void pd_batch_keep_kernel(struct pd_batch *b, unsigned long addr,
 /* Give @q the kernel leaves that map its page, in the direct map or not. */
 static void pd_batch_kernel_leaves(struct pd_query *q, bool direct)
 {
-	const struct pd_batch *b = q->batch;
-	unsigned int i;
+	const struct pd_batch_hit *hit;
+	struct pd_hit_cursor c;
 
-	for (i = pd_batch_first_hit(b, q->pfn);
-	     i < b->nr_hits && b->hits[i].p.pfn <= q->pfn; i++) {
-		const struct pd_pending *p = &b->hits[i].p;
+	pd_hit_cursor_init(&c, q->batch, q->pfn, 1);
+	while ((hit = pd_batch_next_hit(&c))) {
+		const struct pd_pending *p = &hit->p;
 
-		if (!b->hits[i].pdm && pd_kernel_direct(p->base) == direct)
+		if (!hit->pdm && pd_kernel_direct(p->base) == direct)
 			pd_kernel_leaf(q, p->base, p->pfn, p->nr << PAGE_SHIFT,
 				       p->level);
 	}
@@ -539,6 +695,7 @@ static void pd_batch_not_memory(struct pd_query *q, struct pd_batch *b,
 static bool pd_batch_next_chunk(struct pd_query *q, struct pd_batch *b)
 {
 	b->nr_pfns = 0;
+	pd_batch_mark_filter(b, false);
 	b->nr_looked = 0;
 	while (b->nr_pfns < PD_BATCH_CHUNK && b->cur < b->nr_asked) {
 		unsigned long end = b->asked[b->cur].end, to;
@@ -577,15 +734,15 @@ static void pd_batch_scan(struct pd_batch *b)
 
 	pd_query_reset(scan);
 	b->nr_hits = 0;
-	b->widest = 1;
 	for (i = 0; i < b->nr_pfns; i++)
 		pd_batch_look_for(b, b->pfns[i]);
 	b->nr_looked = pd_merge_ranges(b->looked, b->nr_looked);
-	pd_batch_fill_filter(b);
+	pd_batch_mark_filter(b, true);
 
 	scan->targets = b;
 	scan->first_pfn = b->looked[0].start;
 	scan->nr_pfns = b->looked[b->nr_looked - 1].end - scan->first_pfn;
+	b->scattered = scan->nr_pfns > 2 * pd_batch_looked_pages(b);
 	start = local_clock();
 	for (i = 0; i < b->nr_pfns; i += nr) {
 		for (nr = 1; i + nr < b->nr_pfns; nr++)
@@ -608,6 +765,7 @@ static void pd_batch_scan(struct pd_batch *b)
 	b->sources_ns += local_clock() - start;
 	pd_scan_processes(scan);
 	sort(b->hits, b->nr_hits, sizeof(*b->hits), pd_cmp_hit, NULL);
+	pd_batch_index_wide(b);
 	b->scans++;
 	b->scan_ns += scan->scan_ns;
 	b->entries += scan->entries;
@@ -650,7 +808,8 @@ static void pd_batch_report_in_full(struct pd_query *q, struct pd_batch *b,
 {
 	if (!strcmp(page->summary.verdict, "ok"))
 		return;
-	if (b->reported == PD_BATCH_FULL_MAX ||
+	/* Answered briefly alone (a fatal signal came first): no text. */
+	if (page->brief || b->reported == PD_BATCH_FULL_MAX ||
 	    seq_buf_used(&q->s) + seq_buf_used(&page->s) + SZ_4K >
 	    PD_BATCH_LINES_END) {
 		b->not_reported++;
@@ -669,6 +828,13 @@ static int pd_batch_ask(struct pd_query *q, struct pd_batch *b,
 	page->quick = q->quick;
 	page->batch = b;
 	page->brief = brief;
+	/*
+	 * A brief answer's text is never read (a page reported whole is
+	 * answered again): a full report formats nothing, and lists nothing
+	 * (pd_report_has_room()), which took half of a page's time.
+	 */
+	if (brief)
+		seq_buf_set_overflow(&page->s);
 	return pd_report_pfn(page);
 }
 
@@ -776,6 +942,7 @@ static void pd_batch_free(struct pd_batch *b)
 {
 	pd_query_free(b->scan);
 	kvfree(b->hits);
+	kvfree(b->wide[0].hits);
 	kvfree(b->asked);
 	kvfree(b);
 }
@@ -785,6 +952,7 @@ static struct pd_batch *pd_batch_alloc(struct pd_query *q,
 				       unsigned int max_asked)
 {
 	struct pd_batch *b = kvzalloc_obj(*b, GFP_KERNEL);
+	unsigned int i;
 
 	if (!b)
 		return NULL;
@@ -793,8 +961,14 @@ static struct pd_batch *pd_batch_alloc(struct pd_query *q,
 	b->asked = kvmalloc_array(max_asked, sizeof(*b->asked), GFP_KERNEL);
 	b->hits = kvmalloc_array(PD_BATCH_HITS_MAX, sizeof(*b->hits),
 				 GFP_KERNEL);
+	/* Each class's indexes in one allocation: PD_BATCH_HITS_MAX each. */
+	b->wide[0].hits = kvmalloc_array(PD_BATCH_WIDE_CLASSES *
+					 PD_BATCH_HITS_MAX,
+					 sizeof(*b->wide[0].hits), GFP_KERNEL);
+	for (i = 1; b->wide[0].hits && i < PD_BATCH_WIDE_CLASSES; i++)
+		b->wide[i].hits = b->wide[0].hits + i * PD_BATCH_HITS_MAX;
 	b->scan = pd_query_alloc();
-	if (!b->asked || !b->hits || !b->scan ||
+	if (!b->asked || !b->hits || !b->wide[0].hits || !b->scan ||
 	    pd_query_report_size(q, PD_BATCH_REPORT_MAX)) {
 		pd_batch_free(b);
 		return NULL;

@@ -257,8 +257,9 @@ struct pd_query {
 	/*
 	 * A batch's first answer of a page: what its line needs, without
 	 * the page's history (page_owner's stacks, whose symbols cost more
-	 * than the rest of the page's query); a page that is reported whole
-	 * is answered again, not briefly.
+	 * than the rest of the page's query) and without the report's text,
+	 * which is not written (pd_batch_ask()); a page that is reported
+	 * whole is answered again, not briefly.
 	 */
 	bool brief;
 
@@ -361,6 +362,8 @@ static inline bool pd_softleaf_counted(softleaf_t entry)
 
 bool pd_batch_looks_for(const struct pd_batch *b, unsigned long pfn,
 			unsigned long nr);
+bool pd_batch_table_may_map(const struct pd_query *scan, pte_t *pte,
+			    unsigned int nr);
 
 /* Whether a mapping of @pfn is one the query counts. */
 static inline bool pd_pfn_counted(const struct pd_query *q, unsigned long pfn)
@@ -384,19 +387,19 @@ static inline bool pd_pte_may_map(pte_t pte, unsigned long pfn,
 }
 
 /*
- * Whether any of @nr PTEs from @pte may concern the query's pages.  Almost
- * every table has none, so a table is first tested whole, with one
- * data-dependent branch an entry (pte_pfn()'s) where testing each entry as
- * pd_user_pte() does takes three: the inner loop of the prescan and of the
- * scan, the cost that grows with the memory mapped on the machine.  Four
- * entries a turn, so that the loop's own branch is paid once for four
- * (under QEMU's TCG, where every branch ends a translated block, that took
- * an eighth off the loop's time).
+ * Whether any of @nr PTEs from @pte may concern the @nr_pfns pages from
+ * @pfn.  Almost every table has none, so a table is first tested whole,
+ * with one data-dependent branch an entry (pte_pfn()'s) where testing each
+ * entry as pd_user_pte() does takes three: the inner loop of the prescan
+ * and of the scan, the cost that grows with the memory mapped on the
+ * machine.  Four entries a turn, so that the loop's own branch is paid once
+ * for four (under QEMU's TCG, where every branch ends a translated block,
+ * that took an eighth off the loop's time).
  */
-static inline bool pd_pte_table_may_map(pte_t *pte, unsigned int nr,
-					const struct pd_query *q)
+static inline bool pd_pte_range_may_map(pte_t *pte, unsigned int nr,
+					unsigned long pfn,
+					unsigned long nr_pfns)
 {
-	unsigned long pfn = q->first_pfn, nr_pfns = q->nr_pfns;
 	bool may = false;
 	unsigned int i;
 
@@ -408,6 +411,15 @@ static inline bool pd_pte_table_may_map(pte_t *pte, unsigned int nr,
 	for (; i < nr; i++)
 		may |= pd_pte_may_map(ptep_get(pte + i), pfn, nr_pfns);
 	return may;
+}
+
+/* Whether any of @nr PTEs from @pte may concern the query's pages. */
+static inline bool pd_pte_table_may_map(pte_t *pte, unsigned int nr,
+					const struct pd_query *q)
+{
+	if (q->targets)
+		return pd_batch_table_may_map(q, pte, nr);
+	return pd_pte_range_may_map(pte, nr, q->first_pfn, q->nr_pfns);
 }
 
 /*
