@@ -27,16 +27,17 @@ bool pd_kernel_direct(unsigned long addr)
 	return addr >= PAGE_OFFSET && addr < (unsigned long)high_memory;
 }
 
+/* The image first: some architectures (arm64) map it in the vmalloc area. */
 static const char *pd_kernel_area(unsigned long addr)
 {
 	if (pd_kernel_direct(addr))
 		return "direct map";
+	if (addr - KERNEL_IMAGE_MAP_START < KERNEL_IMAGE_MAP_SIZE)
+		return "kernel image";
 	if (is_vmalloc_addr((void *)addr))
 		return "vmalloc";
 	if (is_vmalloc_or_module_addr((void *)addr))
 		return "module";
-	if (addr - KERNEL_IMAGE_MAP_START < KERNEL_IMAGE_MAP_SIZE)
-		return "kernel image";
 	return "other";
 }
 
