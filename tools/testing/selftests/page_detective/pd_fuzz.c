@@ -633,17 +633,7 @@ int main(void)
 	pd_info("scale %g, PD_FUZZ_SEED=%#llx\n", pd_stress_scale(),
 		(unsigned long long)rng);
 
-	/* 4-level paging: user space ends below 2^47 (5-level: 2^56). */
-	task_size_max = (1UL << 47) - page_size;
-	f = fopen("/proc/cpuinfo", "r");
-	if (f) {
-		char line[4096];
-
-		while (fgets(line, sizeof(line), f))
-			if (!strncmp(line, "flags", 5) && strstr(line, " la57"))
-				task_size_max = (1UL << 56) - page_size;
-		fclose(f);
-	}
+	task_size_max = pd_task_size_max();
 	end_paddr = 0;
 	f = fopen("/proc/iomem", "r");
 	if (f) {

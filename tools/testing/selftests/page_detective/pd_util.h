@@ -74,6 +74,30 @@ static inline const char *pd_kernel_config(const char *name)
 }
 
 /*
+ * TASK_SIZE_MAX, where user addresses end: on x86_64, 2^47 less a guard
+ * page, or 2^56 with 5-level paging (la57); on arm64, 2^VA_BITS.
+ */
+static inline unsigned long pd_task_size_max(void)
+{
+#ifdef __aarch64__
+	const char *bits = pd_kernel_config("ARM64_VA_BITS");
+
+	return 1UL << (bits[0] ? atoi(bits) : 48);
+#else
+	unsigned long size = (1UL << 47) - pd_page_size();
+	char line[4096];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "flags", 5) && strstr(line, " la57"))
+			size = (1UL << 56) - pd_page_size();
+	if (f)
+		fclose(f);
+	return size;
+#endif
+}
+
+/*
  * Whether Page Detective is here to test: "" if it is, or why it is not.
  * Its absence is a failure when the kernel was built with it.
  */
