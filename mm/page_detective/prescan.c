@@ -196,35 +196,43 @@ static unsigned long pd_prescan_skip_gap(struct mm_struct *mm,
 }
 
 /*
- * One descent from the PGD to @addr's PMD table, and along it.  Return:
- * where the next begins.
+ * One descent from the PGD to @addr's PMD table, and along it.  Each
+ * level's entry ends within the one above it: a folded level's
+ * *_addr_end() gives back the end it is passed, so that where the P4D and
+ * PUD levels are folded (arm64 with 64 KiB pages, or with 39-bit
+ * addresses) the PMD table ends where the PGD entry does, not at @end.
+ * Return: where the next begins.
  */
 static unsigned long pd_prescan_descend(struct pd_prescan_walk *pw,
 					unsigned long addr, unsigned long end)
 {
 	pgd_t *pgdp = pgd_offset(pw->mm, addr);
 	pgd_t pgd = pgdp_get(pgdp);
+	unsigned long next;
 	p4d_t *p4dp;
 	pud_t *pudp;
 	p4d_t p4d;
 	pud_t pud;
 
+	next = pgd_addr_end(addr, end);
 	if (!pgd_present(pgd))
-		return pd_prescan_skip_gap(pw->mm, pgd_addr_end(addr, end), end);
+		return pd_prescan_skip_gap(pw->mm, next, end);
 	p4dp = p4d_offset_lockless(pgdp, pgd, addr);
 	p4d = p4dp_get(p4dp);
+	next = p4d_addr_end(addr, next);
 	if (!p4d_present(p4d))
-		return pd_prescan_skip_gap(pw->mm, p4d_addr_end(addr, end), end);
+		return pd_prescan_skip_gap(pw->mm, next, end);
 	pudp = pud_offset_lockless(p4dp, p4d, addr);
 	pud = pudp_get(pudp);
+	next = pud_addr_end(addr, next);
 	if (pud_none(pud))
-		return pd_prescan_skip_gap(pw->mm, pud_addr_end(addr, end), end);
+		return pd_prescan_skip_gap(pw->mm, next, end);
 	if (!pud_present(pud) || pud_leaf(pud)) {
 		pd_prescan_leaf(pw, pud_present(pud), pud_pfn(pud),
 				addr & PUD_MASK, PUD_SIZE);
-		return pud_addr_end(addr, end);
+		return next;
 	}
-	return pd_prescan_pmds(pw, pudp, pud, addr, pud_addr_end(addr, end));
+	return pd_prescan_pmds(pw, pudp, pud, addr, next);
 }
 
 /*

@@ -2,8 +2,9 @@
 /*
  * VMs for Page Detective's tests and benchmark, made as
  * tools/testing/selftests/kvm/ makes them: memslots over memory the program
- * mmaps, one vCPU in real mode running a few instructions that the program
- * writes into guest memory.
+ * mmaps, one vCPU running a few instructions that the program writes into
+ * guest memory: in real mode on x86_64; at EL1 with the MMU off on arm64,
+ * where a store outside every memslot (EXIT_GPA) is how the code exits.
  */
 #ifndef PD_KVM_H
 #define PD_KVM_H
@@ -45,9 +46,13 @@ static inline int load_kvm_amd(const char *params)
 static inline const char *kvm_missing(bool *fail)
 {
 	*fail = false;
-#ifndef __x86_64__
-	/* No AArch64 guest code yet, nor an arm64 KVM source (issue 26). */
-	return "the VM's guest code is x86 only";
+#ifdef __aarch64__
+	/* KVM runs where the kernel was booted at EL2 (harness/boot). */
+	if (!access("/dev/kvm", F_OK))
+		return "";
+	*fail = !system("dmesg | grep -q 'started at EL2'");
+	return *fail ? "the CPUs started at EL2 but /dev/kvm is missing" :
+		       "the CPUs did not start at EL2: no KVM";
 #endif
 	if (access("/dev/kvm", F_OK))
 		load_kvm_amd("");
@@ -73,6 +78,29 @@ static inline int set_slot(struct vm *vm, unsigned int slot,
 	return ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &region);
 }
 
+#ifdef __aarch64__
+#include <stddef.h>
+#include <stdint.h>
+
+/* Guest-physical addresses outside every memslot: a store there exits. */
+#define EXIT_GPA	0xf0000000UL
+
+/* The vCPU as the host CPU's kind, at EL1 with the MMU and caches off. */
+static inline int vm_vcpu_init(struct vm *vm)
+{
+	struct kvm_vcpu_init init;
+
+	if (ioctl(vm->fd, KVM_ARM_PREFERRED_TARGET, &init))
+		return -1;
+	return ioctl(vm->vcpu, KVM_ARM_VCPU_INIT, &init);
+}
+#else
+static inline int vm_vcpu_init(struct vm *vm)
+{
+	return 0;
+}
+#endif
+
 static inline int vm_create(struct vm *vm)
 {
 	memset(vm, 0, sizeof(*vm));
@@ -93,7 +121,7 @@ static inline int vm_create(struct vm *vm)
 	if (set_slot(vm, MAIN_SLOT, 0, vm->main, MAIN_SIZE, 0))
 		return -1;
 	vm->vcpu = ioctl(vm->fd, KVM_CREATE_VCPU, 0);
-	if (vm->vcpu < 0)
+	if (vm->vcpu < 0 || vm_vcpu_init(vm))
 		return -1;
 	vm->run_size = ioctl(vm->kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
 	vm->run = mmap(NULL, vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -181,19 +209,92 @@ static inline int vm_start_io_loop(struct vm *vm, unsigned long gpa)
 	memcpy(vm->main + CODE_GPA, loop, sizeof(loop));
 	return vm_start_code(vm, gpa);
 }
-#else
-/* The guest code of the functions above is x86's real-mode code. */
+
+/* How the loop of vm_start_io_loop() exits, each time round. */
+#define VM_LOOP_EXIT	KVM_EXIT_IO
+#elif defined(__aarch64__)
+#define A64_NOP			0xd503201fU
+#define A64_STRB_W1_X0		0x39000001U	/* strb w1, [x0] */
+#define A64_STRB_W1_X2		0x39000041U	/* strb w1, [x2] */
+#define A64_LDRB_W1_X0		0x39400001U	/* ldrb w1, [x0] */
+#define A64_ADD_W1_1		0x11000421U	/* add w1, w1, #1 */
+#define A64_B(insns)		(0x14000000U | ((insns) & 0x3ffffff))
+
+/* movz/movk of @val into x@reg, at @code.  Return: past them. */
+static inline uint32_t *a64_mov(uint32_t *code, unsigned int reg,
+				unsigned long val)
+{
+	unsigned int hw;
+
+	*code++ = 0xd2800000U | (val & 0xffff) << 5 | reg;
+	for (hw = 1; hw < 4; hw++)
+		if ((val >> 16 * hw) & 0xffff)
+			*code++ = 0xf2800000U | hw << 21 |
+				  ((val >> 16 * hw) & 0xffff) << 5 | reg;
+	return code;
+}
+
+/*
+ * Start the vCPU at CODE_GPA.  The code begins with a nop: after an exit
+ * on a store to EXIT_GPA, the next KVM_RUN completes that store by
+ * stepping the PC over one instruction, whatever the PC is now.  With the
+ * MMU off, the guest's accesses are uncached; KVM's stage 2 makes them
+ * coherent with the program's writes (FEAT_S2FWB, which QEMU's "max" CPU
+ * has).
+ */
+static inline int vm_start_code(struct vm *vm)
+{
+	unsigned long pc = CODE_GPA;
+	struct kvm_one_reg reg = {
+		.id = KVM_REG_ARM64 | KVM_REG_SIZE_U64 | KVM_REG_ARM_CORE |
+		      KVM_REG_ARM_CORE_REG(regs.pc),
+		.addr = (unsigned long)&pc,
+	};
+
+	return ioctl(vm->vcpu, KVM_SET_ONE_REG, &reg);
+}
+
+/* As x86's: a strb to each page, then a store to EXIT_GPA. */
 static inline int vm_write_pages(struct vm *vm, unsigned long base,
 				 const unsigned int *offsets, int n,
 				 unsigned char val)
 {
-	return -1;
+	uint32_t *code = (uint32_t *)(vm->main + CODE_GPA);
+	int i;
+
+	*code++ = A64_NOP;
+	code = a64_mov(code, 1, val);
+	for (i = 0; i < n; i++) {
+		code = a64_mov(code, 0, base + offsets[i]);
+		*code++ = A64_STRB_W1_X0;
+	}
+	code = a64_mov(code, 0, EXIT_GPA);
+	*code = A64_STRB_W1_X0;
+	if (vm_start_code(vm) || ioctl(vm->vcpu, KVM_RUN, 0))
+		return -1;
+	return vm->run->exit_reason == KVM_EXIT_MMIO &&
+	       vm->run->mmio.phys_addr == EXIT_GPA ? 0 : -1;
 }
 
+/* As x86's: increment the byte at @gpa, store to EXIT_GPA, again. */
 static inline int vm_start_io_loop(struct vm *vm, unsigned long gpa)
 {
-	return -1;
+	uint32_t *code = (uint32_t *)(vm->main + CODE_GPA);
+
+	*code++ = A64_NOP;
+	code = a64_mov(code, 0, gpa);
+	code = a64_mov(code, 2, EXIT_GPA);
+	*code++ = A64_LDRB_W1_X0;
+	*code++ = A64_ADD_W1_1;
+	*code++ = A64_STRB_W1_X0;
+	*code++ = A64_STRB_W1_X2;
+	*code = A64_B(-4);
+	return vm_start_code(vm);
 }
+
+#define VM_LOOP_EXIT	KVM_EXIT_MMIO
+#else
+#error "pd_kvm.h: guest code for x86_64 and arm64 only"
 #endif
 
 /* What one real-mode ds reaches, as the offsets of vm_write_pages(). */
@@ -220,7 +321,7 @@ static inline int vm_run_once(struct vm *vm)
 {
 	if (ioctl(vm->vcpu, KVM_RUN, 0))
 		return -1;
-	return vm->run->exit_reason == KVM_EXIT_IO ? 0 : -1;
+	return vm->run->exit_reason == VM_LOOP_EXIT ? 0 : -1;
 }
 
 #endif /* PD_KVM_H */

@@ -73,6 +73,10 @@ FIXTURE_SETUP(kvm)
 		ASSERT_EQ(0, 1) TH_LOG("%s", why);
 	if (why[0])
 		SKIP(return, "%s", why);
+	/* Its guest pages (DATA_GPA + 0x1000 * i) are host pages too. */
+	if (pd_page_size() != 4096)
+		SKIP(return, "the VMs' layout assumes 4 KiB pages, not %lu",
+		     pd_page_size());
 	ASSERT_EQ(0, vm_create(&self->vm)) TH_LOG("%s", strerror(errno));
 }
 
