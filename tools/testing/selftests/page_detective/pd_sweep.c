@@ -619,6 +619,7 @@ static const char *virt_outcome(int err, const char *report, uint64_t entry,
 static void sweep_process(struct sweep *s)
 {
 	unsigned long start, end, addr, pages = 0, present = 0, bad = 0, q0 = s->queries;
+	unsigned long task_size_max = pd_task_size_max();
 	struct pd_child child;
 	double t0 = pd_now();
 	char path[64], line[512];
@@ -638,7 +639,7 @@ static void sweep_process(struct sweep *s)
 			continue;
 		for (addr = start; addr < end; addr += page_size) {
 			uint64_t entry = pagemap_entry(child.pid, (void *)addr);
-			bool user = addr < pd_task_size_max();
+			bool user = addr < task_size_max;
 			const char *why;
 			int err;
 
