@@ -8,7 +8,7 @@
  * every address is in its own address space, and only pages it maps itself
  * are touched:
  *
- *   stray SRC DST   map at DST the order-0 page that SRC maps, by a raw
+ *   stray SRC DST   map at DST the page that SRC maps, by a raw
  *                   page-table write: no rmap, mapcount, refcount, RSS or
  *                   page_table_check accounting.  DST's PTE must be none, in
  *                   a PTE table that exists (none is allocated), inside a VMA
@@ -17,9 +17,10 @@
  *                   VMA must stay so until undo: a guard region installed
  *                   in it, or userfaultfd write-protection registered over
  *                   it, after the corruption, would let a fork copy it.
- *   stale SRC DST   the same, but the stray mapping outlives SRC's: once
- *                   SRC is unmapped, the page is freed and reused while
- *                   DST still maps it, the classic use-after-free.  Read
+ *   stale SRC DST   the same, of an order-0 page, but the stray mapping
+ *                   outlives SRC's: once SRC is unmapped, the page is
+ *                   freed and reused while DST still maps it, the classic
+ *                   use-after-free.  Read
  *                   only, and DST must be in a VMA that nothing can write
  *                   (a shared mapping of a file opened read-only): no
  *                   write, not even a FOLL_FORCE one, may reach the page's
@@ -224,6 +225,7 @@ static pte_t pdi_lost_marker(void)
 
 /* ---- Undo ----------------------------------------------------------------- */
 
+#ifdef CONFIG_X86
 static void pdi_flush_tlb_local(void *unused)
 {
 	__flush_tlb_all();
@@ -239,6 +241,40 @@ static void pdi_flush_tlb_all(void)
 {
 	on_each_cpu(pdi_flush_tlb_local, NULL, 1);
 }
+
+/*
+ * ptep_get_and_clear() without page_table_check, which never counted the
+ * entry (a stray), or must go on counting it (a lost one): one exchange,
+ * so that an accessed or dirty bit the CPU sets meanwhile is seen.
+ */
+static pte_t pdi_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
+				    pte_t *pte)
+{
+	return native_ptep_get_and_clear(pte);
+}
+#else /* CONFIG_ARM64 */
+/* arm64's broadcast invalidation of every ASID is inline, modules have it. */
+static void pdi_flush_tlb_all(void)
+{
+	flush_tlb_all();
+}
+
+/*
+ * As x86's, by arm64's own exchange.  An entry of a contiguous block
+ * (contpte) is first unfolded into single entries, as the kernel's
+ * ptep_get_and_clear() does: a block with a hole would misprogram the
+ * contiguous hint.  The unfold itself keeps every entry's page and its
+ * accounting, and flushes the block from the TLB.
+ */
+static pte_t pdi_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
+				    pte_t *pte)
+{
+#ifdef CONFIG_ARM64_CONTPTE
+	contpte_try_unfold(mm, addr, pte, __ptep_get(pte));
+#endif
+	return __pte(xchg_relaxed(&pte_val(*pte), 0));
+}
+#endif
 
 /* Undo a stray or a lost PTE. */
 static void pdi_undo_pte(struct mm_struct *mm, struct pdi_record *rec)
@@ -259,8 +295,8 @@ static void pdi_undo_pte(struct mm_struct *mm, struct pdi_record *rec)
 	if (rec->kind == PDI_LOST) {
 		/*
 		 * The entry goes back as it was, with the accounting it never
-		 * lost.  No TLB flush: x86 caches no translation of an entry
-		 * that is not present, so none can be stale.  Nothing but an
+		 * lost.  No TLB flush: no CPU caches a translation of an
+		 * entry that is not valid, so none can be stale.  Nothing but an
 		 * invalidation, which comes here first, takes a poison marker
 		 * away: "replaced" would say that something did.
 		 */
@@ -269,12 +305,7 @@ static void pdi_undo_pte(struct mm_struct *mm, struct pdi_record *rec)
 		else
 			why = "replaced meanwhile";
 	} else if (pte_present(cur) && pte_pfn(cur) == pte_pfn(rec->pte)) {
-		/*
-		 * ptep_get_and_clear() without page_table_check, which never
-		 * counted this entry: one exchange, so that an accessed or
-		 * dirty bit the CPU sets meanwhile is seen.
-		 */
-		old = native_ptep_get_and_clear(pte);
+		old = pdi_ptep_get_and_clear(mm, rec->addr, pte);
 		/*
 		 * Writes through the stray mapping dirtied the page: as zap.
 		 * Not a stale one's: that page is someone else's now.
@@ -284,9 +315,11 @@ static void pdi_undo_pte(struct mm_struct *mm, struct pdi_record *rec)
 		/*
 		 * Nothing but this module knew of the mapping, and nothing
 		 * else will flush it: a CPU may still hold it in its TLB and
-		 * reach the page after it is freed.  x86 sets the accessed bit
-		 * before it caches a translation, so an entry never accessed
-		 * is in no TLB.
+		 * reach the page after it is freed.  A translation is cached
+		 * only once the accessed bit is set (x86's walker sets it
+		 * first, as does arm64's hardware access flag; without it,
+		 * arm64 faults instead), so an entry never accessed is in no
+		 * TLB.
 		 */
 		flush = pte_young(old);
 	} else {
@@ -714,7 +747,13 @@ static int pdi_stray(struct mm_struct *mm, struct pdi_record *rec)
 		return -ENXIO;
 	val = ptep_get(pte);
 	page = pdi_page(vma, rec->src, val);
-	if (page && !folio_test_large(page_folio(page)))
+	/*
+	 * A stray may map a page of a large folio (of a contiguous block, on
+	 * arm64): whatever unmaps that page at SRC, or splits or migrates its
+	 * folio, invalidates SRC first, which undoes the stray.  A stale one
+	 * maps an order-0 page, which is freed and reused whole.
+	 */
+	if (page && (rec->kind == PDI_STRAY || !folio_test_large(page_folio(page))))
 		ret = pdi_folio_trylock(page_folio(page));
 	pte_unmap_unlock(pte, ptl);
 	if (ret)
@@ -753,8 +792,8 @@ static int pdi_stray(struct mm_struct *mm, struct pdi_record *rec)
 		 * set_pte_at(), which would tell page_table_check; no rmap,
 		 * mapcount, refcount or RSS.  Old and clean, so that writes
 		 * are seen (dirty) and an entry never used needs no TLB flush
-		 * when it is undone.  No flush now: x86 caches no translation
-		 * of a none entry.
+		 * when it is undone.  No flush now: no CPU caches a
+		 * translation of a none entry.
 		 */
 		rec->pte = pte_mkold(pte_mkclean(val));
 		if (rec->kind == PDI_STALE)
@@ -840,7 +879,7 @@ static int pdi_corrupt_page(struct mm_struct *mm, struct pdi_record *rec)
 		 * mapped, but until it goes a touch reads that page instead of
 		 * taking the marker's SIGBUS.
 		 */
-		rec->pte = native_ptep_get_and_clear(pte);
+		rec->pte = pdi_ptep_get_and_clear(mm, rec->addr, pte);
 		set_pte(pte, pdi_lost_marker());
 		folio_unlock(folio);
 		break;

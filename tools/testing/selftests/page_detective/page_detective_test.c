@@ -845,25 +845,6 @@ out:
 	munmap(area, 2 * PMD_SIZE_2M);
 }
 
-#define MTHP_64K "/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled"
-
-/* The setting of a sysfs choice file ("always [never]"): the bracketed one. */
-static int sysfs_choice(const char *path, char *val, size_t size)
-{
-	char line[128], *open_br, *close_br;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	open_br = fgets(line, sizeof(line), f) ? strchr(line, '[') : NULL;
-	fclose(f);
-	close_br = open_br ? strchr(open_br, ']') : NULL;
-	if (!close_br || (size_t)(close_br - open_br) > size)
-		return -1;
-	snprintf(val, size, "%.*s", (int)(close_br - open_br - 1), open_br + 1);
-	return 0;
-}
-
 /* Each page of a 64 KiB folio, mapped by its own PTE, is asked about. */
 static void check_mthp_pages(struct __test_metadata *_metadata, char *report,
 			     char *folio, unsigned long first_pfn,
@@ -891,23 +872,19 @@ static void check_mthp_pages(struct __test_metadata *_metadata, char *report,
  */
 TEST_F(pd, mthp_64k_pte_mapped)
 {
-	unsigned long size = 64 * 1024, nr = size / self->page_size, pfn;
-	char old[32], *area, *folio;
+	unsigned long size = PD_MTHP_64K_SIZE, nr = size / self->page_size, pfn;
+	char *area, *folio;
+	int ret;
 
-	if (nr < 2 || sysfs_choice(MTHP_64K, old, sizeof(old)))
-		SKIP(return, "no 64 KiB mTHP size here (%s)", MTHP_64K);
 	area = mmap(NULL, 2 * size, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, area);
 	folio = (char *)(((unsigned long)area + size - 1) & ~(size - 1));
-	/* Only this fault allocates with the size enabled. */
-	ASSERT_EQ(0, pd_write_file(MTHP_64K, "always"));
-	folio[0] = 1;
-	ASSERT_EQ(0, pd_write_file(MTHP_64K, old));
-	memset(folio, 1, size);
+	ret = pd_fault_mthp_64k(folio);
+	if (pd_mthp_64k_skip(ret))
+		SKIP(goto out, "%s", pd_mthp_64k_skip(ret));
+	ASSERT_EQ(0, ret);
 	pfn = pagemap_pfn(0, folio);
-	if (!(kpage_read("kpageflags", pfn) & BIT64(KPF_COMPOUND_HEAD)))
-		SKIP(goto out, "the fault allocated no 64 KiB folio");
 	ASSERT_EQ(nr, pagemap_count(0, folio, size, pfn, nr));
 	check_mthp_pages(_metadata, self->report, folio, pfn, nr);
 

@@ -16,8 +16,6 @@
 #include "pd_util.h"
 #include "../kselftest_harness.h"
 
-#define PMD_SIZE_2M	(2UL << 20)
-
 FIXTURE(corrupt)
 {
 	char *report;
@@ -54,18 +52,18 @@ FIXTURE_TEARDOWN(corrupt)
 /* @pages populated private anonymous pages, all in one PMD range. */
 static char *map_pages(unsigned long pages)
 {
-	unsigned long size = pages * pd_page_size();
-	char *area = mmap(NULL, PMD_SIZE_2M + size, PROT_READ | PROT_WRITE,
+	unsigned long size = pages * pd_page_size(), pmd = pd_pmd_size();
+	char *area = mmap(NULL, pmd + size, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char *p;
 
 	if (area == MAP_FAILED)
 		return NULL;
-	/* Inside one 2 MiB range, so that one PTE table maps them all. */
-	p = (char *)(((unsigned long)area + PMD_SIZE_2M - 1) & ~(PMD_SIZE_2M - 1));
+	/* Inside one PMD range, so that one PTE table maps them all. */
+	p = (char *)(((unsigned long)area + pmd - 1) & ~(pmd - 1));
 	if (p > area)
 		munmap(area, p - area);
-	munmap(p + size, area + PMD_SIZE_2M + size - (p + size));
+	munmap(p + size, area + pmd + size - (p + size));
 	madvise(p, size, MADV_NOHUGEPAGE);
 	memset(p, 0x5c, size);
 	return p;
@@ -154,6 +152,54 @@ TEST_F(corrupt, stray_pte)
 
 	expect_healed(_metadata, self->report, pfn);
 	munmap(p, 4 * self->page_size);
+}
+
+/*
+ * 1b. A stray PTE of a page of a 64 KiB large folio, which arm64 maps with
+ * one contiguous block (contpte): ptep_get() of any entry of the block
+ * folds the whole block's accessed and dirty bits into it, yet each entry
+ * maps its own page once.  The page mapped twice, the stray outside the
+ * block: "mismatch", the stray named and none of the block's 16 entries.
+ */
+TEST_F(corrupt, stray_pte_of_contpte_block)
+{
+	unsigned long size = PD_MTHP_64K_SIZE, ps = self->page_size, pfn, i;
+	char *folio = pd_mmap_in_pmd(2 * size, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1);
+	char *src, *dst;
+	struct pd_summary s;
+	const char *line;
+	int ret;
+
+	ASSERT_NE(NULL, folio);
+	ret = pd_fault_mthp_64k(folio);
+	if (pd_mthp_64k_skip(ret))
+		SKIP(goto out, "%s", pd_mthp_64k_skip(ret));
+	ASSERT_EQ(0, ret);
+	/* A page inside the block, and a none entry in its PTE table. */
+	src = folio + 5 * ps;
+	dst = folio + size + 2 * ps;
+	pfn = pagemap_pfn(0, src);
+	ASSERT_EQ(0, pd_inject("stray %p %p", src, dst));
+	ASSERT_EQ(pfn, pagemap_pfn(0, dst));
+
+	ask(_metadata, self->report, pfn, &s);
+	EXPECT_STREQ("mismatch", s.verdict) TH_LOG("%s", self->report);
+	EXPECT_EQ(1, s.culprits) TH_LOG("%s", self->report);
+	line = find_culprit(self->report, getpid(), dst);
+	ASSERT_NE(NULL, line) TH_LOG("%s", self->report);
+	EXPECT_NE(NULL, strstr(line, "(unknown to rmap)")) TH_LOG("%s", line);
+	for (i = 0; i < size / ps; i++)
+		EXPECT_EQ(NULL, find_culprit(self->report, getpid(), folio + i * ps))
+			TH_LOG("page %lu of the block blamed: %s", i, self->report);
+	ASSERT_EQ(0, pd_virt(getpid(), src, self->report, PD_REPORT_SIZE));
+	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
+	EXPECT_STREQ("mismatch", s.verdict) TH_LOG("%s", self->report);
+
+	expect_healed(_metadata, self->report, pfn);
+	EXPECT_EQ(0, pagemap_pfn(0, dst));
+out:
+	munmap(folio, 2 * size);
 }
 
 /*

@@ -584,22 +584,32 @@ static inline char *pd_map_thp(void **area)
 	return thp;
 }
 
+/*
+ * What one PTE table maps, a PMD entry's range: 2 MiB with 4 KiB pages,
+ * 512 MiB with 64 KiB ones (a table is a page of 8-byte entries).
+ */
+static inline unsigned long pd_pmd_size(void)
+{
+	return pd_page_size() / 8 * pd_page_size();
+}
+
 /* @size bytes of @fd (or anonymous) mapped at the start of a PMD range. */
 static inline char *pd_mmap_in_pmd(unsigned long size, int prot, int flags, int fd)
 {
-	char *area = mmap(NULL, PD_THP_SIZE + size, PROT_NONE,
+	unsigned long pmd = pd_pmd_size();
+	char *area = mmap(NULL, pmd + size, PROT_NONE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *p;
 
 	if (area == MAP_FAILED)
 		return NULL;
-	p = (char *)(((unsigned long)area + PD_THP_SIZE - 1) & ~(PD_THP_SIZE - 1));
+	p = (char *)(((unsigned long)area + pmd - 1) & ~(pmd - 1));
 	if (mmap(p, size, prot, flags | MAP_FIXED, fd, 0) == MAP_FAILED) {
-		munmap(area, PD_THP_SIZE + size);
+		munmap(area, pmd + size);
 		return NULL;
 	}
 	if (p > area)
 		munmap(area, p - area);
-	munmap(p + size, area + PD_THP_SIZE + size - (p + size));
+	munmap(p + size, area + pmd + size - (p + size));
 	return p;
 }
 
@@ -1240,6 +1250,64 @@ static inline int pd_write_file(const char *path, const char *val)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+#define PD_MTHP_64K "/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled"
+#define PD_MTHP_64K_SIZE	(64UL << 10)
+
+/* The setting of a sysfs choice file ("always [never]"): the bracketed one. */
+static inline int pd_sysfs_choice(const char *path, char *val, size_t size)
+{
+	char line[128], *open_br, *close_br;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	open_br = fgets(line, sizeof(line), f) ? strchr(line, '[') : NULL;
+	fclose(f);
+	close_br = open_br ? strchr(open_br, ']') : NULL;
+	if (!close_br || (size_t)(close_br - open_br) > size)
+		return -1;
+	snprintf(val, size, "%.*s", (int)(close_br - open_br - 1), open_br + 1);
+	return 0;
+}
+
+/*
+ * Fault in a 64 KiB anonymous large folio (mTHP, a contpte block on arm64)
+ * at @at, 64 KiB aligned in a private anonymous mapping, with that size
+ * enabled for this one fault, and fill it.  0 when it did; -ENOENT where
+ * there is no such size (64 KiB base pages, no mTHP); -EAGAIN when the fault
+ * allocated something else; or the error of writing the setting.
+ */
+static inline int pd_fault_mthp_64k(char *at)
+{
+	char old[32];
+	int ret;
+
+	if (pd_page_size() >= PD_MTHP_64K_SIZE ||
+	    pd_sysfs_choice(PD_MTHP_64K, old, sizeof(old)))
+		return -ENOENT;
+	ret = pd_write_file(PD_MTHP_64K, "always");
+	if (ret)
+		return ret;
+	at[0] = 1;
+	ret = pd_write_file(PD_MTHP_64K, old);
+	if (ret)
+		return ret;
+	memset(at, 1, PD_MTHP_64K_SIZE);
+	if (!(kpage_read("kpageflags", pagemap_pfn(0, at)) & BIT64(KPF_COMPOUND_HEAD)))
+		return -EAGAIN;
+	return 0;
+}
+
+/* Why a test skips after pd_fault_mthp_64k() returned @ret, or NULL. */
+static inline const char *pd_mthp_64k_skip(int ret)
+{
+	if (ret == -ENOENT)
+		return "no 64 KiB mTHP size here (" PD_MTHP_64K ")";
+	if (ret == -EAGAIN)
+		return "the fault allocated no 64 KiB folio";
+	return NULL;
 }
 
 /* The first line of @path, without its newline, into @buf; or "". */
