@@ -20,11 +20,11 @@
  *   stale SRC DST   the same, of an order-0 page, but the stray mapping
  *                   outlives SRC's: once SRC is unmapped, the page is
  *                   freed and reused while DST still maps it, the classic
- *                   use-after-free.  Read
- *                   only, and DST must be in a VMA that nothing can write
- *                   (a shared mapping of a file opened read-only): no
- *                   write, not even a FOLL_FORCE one, may reach the page's
- *                   new owner or make the fault path take it for DST's.
+ *                   use-after-free.  Read only, and DST must be in a VMA
+ *                   that nothing can write (a shared mapping of a file
+ *                   opened read-only): no write, not even a FOLL_FORCE
+ *                   one, may reach the page's new owner or make the fault
+ *                   path take it for DST's.
  *   lost ADDR       clear the present PTE at ADDR and nothing else; the
  *                   entry holds a poison marker meanwhile (as UFFDIO_POISON
  *                   leaves), so that a touch is a SIGBUS instead of a fault

@@ -324,10 +324,6 @@ static void check_leaf(struct __test_metadata *_metadata, const char *report,
 }
 
 /*
- * Ask about the page that @pid maps at @addr, with virt, and about its
- * PFN, with phys; check both reports.
- */
-/*
  * Whether @report is "partial" only because a process was exiting while
  * the scan ran (its mappings unseen): true of the machine, not of the page,
  * so a check of a healthy page asks again (CHECK_TRIES times at most).
@@ -340,31 +336,43 @@ static bool partial_for_exiting(const char *report)
 			   "the scan could not see a process that was exiting");
 }
 
+/*
+ * Ask about the page at e->pfn, with virt of @addr in @pid or, if @addr is
+ * NULL, with phys, until the verdict is not partial_for_exiting(); the
+ * kpageflags read before the last query go to @kpf.
+ */
+static void ask_settled(struct __test_metadata *_metadata, char *report,
+			pid_t pid, void *addr, const struct expect *e,
+			uint64_t *kpf)
+{
+	int tries;
+
+	for (tries = 0; tries < CHECK_TRIES; tries++) {
+		*kpf = kpage_read("kpageflags", e->pfn);
+		ASSERT_EQ(0, addr ? pd_virt(pid, addr, report, PD_REPORT_SIZE) :
+				    pd_phys(e->pfn, report, PD_REPORT_SIZE))
+			TH_LOG("%s", report);
+		if (!partial_for_exiting(report))
+			return;
+	}
+}
+
+/*
+ * Ask about the page that @pid maps at @addr, with virt, and about its
+ * PFN, with phys; check both reports.
+ */
 static void check_both(struct __test_metadata *_metadata, char *report,
 		       pid_t pid, void *addr, const char *leaf,
 		       const struct expect *e)
 {
 	uint64_t kpf;
-	int tries;
 
 	ASSERT_NE(0, e->pfn);
-	for (tries = 0; tries < CHECK_TRIES; tries++) {
-		kpf = kpage_read("kpageflags", e->pfn);
-		ASSERT_EQ(0, pd_virt(pid, addr, report, PD_REPORT_SIZE))
-			TH_LOG("%s", report);
-		if (!partial_for_exiting(report))
-			break;
-	}
+	ask_settled(_metadata, report, pid, addr, e, &kpf);
 	check_leaf(_metadata, report, leaf, e->pfn);
 	check_report(_metadata, report, e, kpf);
 
-	for (tries = 0; tries < CHECK_TRIES; tries++) {
-		kpf = kpage_read("kpageflags", e->pfn);
-		ASSERT_EQ(0, pd_phys(e->pfn, report, PD_REPORT_SIZE))
-			TH_LOG("%s", report);
-		if (!partial_for_exiting(report))
-			break;
-	}
+	ask_settled(_metadata, report, pid, NULL, e, &kpf);
 	check_report(_metadata, report, e, kpf);
 
 	if (!e->more_maps)

@@ -52,18 +52,12 @@ FIXTURE_TEARDOWN(corrupt)
 /* @pages populated private anonymous pages, all in one PMD range. */
 static char *map_pages(unsigned long pages)
 {
-	unsigned long size = pages * pd_page_size(), pmd = pd_pmd_size();
-	char *area = mmap(NULL, pmd + size, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *p;
+	unsigned long size = pages * pd_page_size();
+	char *p = pd_mmap_in_pmd(size, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1);
 
-	if (area == MAP_FAILED)
+	if (!p)
 		return NULL;
-	/* Inside one PMD range, so that one PTE table maps them all. */
-	p = (char *)(((unsigned long)area + pmd - 1) & ~(pmd - 1));
-	if (p > area)
-		munmap(area, p - area);
-	munmap(p + size, area + pmd + size - (p + size));
 	madvise(p, size, MADV_NOHUGEPAGE);
 	memset(p, 0x5c, size);
 	return p;
