@@ -27,6 +27,23 @@ bool pd_kernel_direct(unsigned long addr)
 	return addr >= PAGE_OFFSET && addr < (unsigned long)high_memory;
 }
 
+/*
+ * Whether a kernel address holds the struct page of a PFN that has one,
+ * where pfn_to_page() puts it.  Around the vmemmap area lies whatever maps
+ * no page's struct page: arm64's vmemmap pointer starts below the area, by
+ * the PFN its memory starts at, and fixmap and PCI I/O space are near.
+ */
+static bool pd_kernel_vmemmap(unsigned long addr)
+{
+#ifdef CONFIG_SPARSEMEM_VMEMMAP
+	unsigned long base = (unsigned long)vmemmap;
+
+	return addr >= base && pfn_valid((addr - base) / sizeof(struct page));
+#else
+	return false;
+#endif
+}
+
 /* The image first: some architectures (arm64) map it in the vmalloc area. */
 static const char *pd_kernel_area(unsigned long addr)
 {
@@ -34,6 +51,8 @@ static const char *pd_kernel_area(unsigned long addr)
 		return "direct map";
 	if (addr - KERNEL_IMAGE_MAP_START < KERNEL_IMAGE_MAP_SIZE)
 		return "kernel image";
+	if (pd_kernel_vmemmap(addr))
+		return "vmemmap";
 	if (is_vmalloc_addr((void *)addr))
 		return "vmalloc";
 	if (is_vmalloc_or_module_addr((void *)addr))

@@ -894,15 +894,15 @@ static void check_mthp_pages(struct __test_metadata *_metadata, char *report,
 }
 
 /*
- * A 64 KiB anonymous large folio (mTHP), which arm64 maps with one
- * contiguous-PTE block (contpte): each of its PTEs still maps one page,
- * and each page gets its own mapping, counted once, and verdict ok.  Then
- * one page made read-only, which splits the VMA and unfolds the block:
- * the same.
+ * An anonymous large folio (mTHP) of the size that arm64 maps with one
+ * contiguous-PTE block (contpte: 64 KiB, 2 MiB on larger pages): each of
+ * its PTEs still maps one page, and each page gets its own mapping,
+ * counted once, and verdict ok.  Then one page made read-only, which
+ * splits the VMA and unfolds the block: the same.
  */
-TEST_F(pd, mthp_64k_pte_mapped)
+TEST_F(pd, mthp_block_pte_mapped)
 {
-	unsigned long size = PD_MTHP_64K_SIZE, nr = size / self->page_size, pfn;
+	unsigned long size = pd_mthp_block_size(), nr = size / self->page_size, pfn;
 	char *area, *folio;
 	int ret;
 
@@ -910,9 +910,9 @@ TEST_F(pd, mthp_64k_pte_mapped)
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, area);
 	folio = (char *)(((unsigned long)area + size - 1) & ~(size - 1));
-	ret = pd_fault_mthp_64k(folio);
-	if (pd_mthp_64k_skip(ret))
-		SKIP(goto out, "%s", pd_mthp_64k_skip(ret));
+	ret = pd_fault_mthp_block(folio);
+	if (pd_mthp_block_skip(ret))
+		SKIP(goto out, "%s", pd_mthp_block_skip(ret));
 	ASSERT_EQ(0, ret);
 	pfn = pagemap_pfn(0, folio);
 	ASSERT_EQ(nr, pagemap_count(0, folio, size, pfn, nr));
@@ -2051,6 +2051,150 @@ TEST_F(pd, vmalloc_page)
 	EXPECT_EQ(0, r->nr_user);
 	check_batch_kernel_mappings(_metadata, &r->sum);
 	free(r);
+}
+
+/*
+ * Where the kernel image is: from the first to the last of its parts that
+ * /proc/iomem names "Kernel ..." (code, rodata, data, bss on x86; code and
+ * data on arm64).
+ */
+static int iomem_kernel_image(unsigned long *start, unsigned long *end)
+{
+	FILE *f = fopen("/proc/iomem", "r");
+	unsigned long s, e;
+	char line[256];
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, " : Kernel ") && sscanf(line, " %lx-%lx", &s, &e) == 2) {
+			*start = ret || s < *start ? s : *start;
+			*end = ret || e > *end ? e : *end;
+			ret = 0;
+		}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * The reserved pages of System RAM (KPF_RESERVED: memblock's, the memory
+ * map among them): every @step-th of them into @pfns, up to @max, their
+ * number into @nr (none if @step is 0).  Returns how many there are in all,
+ * or -1.
+ */
+static long scan_reserved(unsigned long step, unsigned long *pfns, int max, int *nr)
+{
+	static uint64_t flags[4096];
+	unsigned long start, end, pfn, ps = pd_page_size();
+	FILE *f = fopen("/proc/iomem", "r");
+	int fd = open("/proc/kpageflags", O_RDONLY);
+	long total = -1;
+	char line[256];
+	ssize_t got, i;
+
+	if (!f || fd < 0)
+		goto out;
+	total = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == ' ' || !strstr(line, "System RAM") ||
+		    sscanf(line, "%lx-%lx", &start, &end) != 2)
+			continue;
+		for (pfn = start / ps; pfn <= end / ps; pfn += got) {
+			got = pread(fd, flags, sizeof(flags), pfn * 8) / 8;
+			if (got <= 0)
+				break;
+			if (got > (ssize_t)(end / ps - pfn + 1))
+				got = end / ps - pfn + 1;
+			for (i = 0; i < got; i++) {
+				if (!(flags[i] & BIT64(KPF_RESERVED)))
+					continue;
+				if (step && total % step == 0 && *nr < max)
+					pfns[(*nr)++] = pfn + i;
+				total++;
+			}
+		}
+	}
+out:
+	if (f)
+		fclose(f);
+	if (fd >= 0)
+		close(fd);
+	return total;
+}
+
+/* Up to @max reserved pages, spread evenly over all of them; how many. */
+static int reserved_pfns(unsigned long *pfns, int max)
+{
+	long total = scan_reserved(0, NULL, 0, NULL);
+	int nr = 0;
+
+	if (total > 0)
+		scan_reserved(total / max + 1, pfns, max, &nr);
+	return nr;
+}
+
+/*
+ * A page of the memory map (vmemmap): found among the reserved pages by a
+ * batch, as the pages mapped twice that are not the kernel image's, then
+ * asked about alone, from the top of memory down, where memblock puts the
+ * memory map.  It is mapped where its struct pages are and in the direct
+ * map, and the kernel address leads back to it.  On 4 KiB pages the memory
+ * map of a whole section is mapped by PMD leaves, by x86 and arm64 alike:
+ * the walk reads a block mapping of the kernel's.
+ */
+TEST_F(pd, vmemmap_page)
+{
+	char *batch = malloc(PD_BATCH_REPORT_SIZE), *input = malloc(PD_INPUT_LIMIT);
+	struct pd_parsed *r = malloc(sizeof(*r)), *v = malloc(sizeof(*v));
+	unsigned long pfns[512], image_start, image_end;
+	const struct pd_kernel_map *map = NULL;
+	struct pd_batch_page b, twice[512];
+	int nr, i, asked = 0, nr_twice = 0;
+	const char *line;
+	size_t len = 0;
+	char q[64];
+
+	ASSERT_TRUE(batch && input && r && v);
+	ASSERT_EQ(0, iomem_kernel_image(&image_start, &image_end));
+	nr = reserved_pfns(pfns, 512);
+	ASSERT_LT(0, nr) TH_LOG("no reserved page in /proc/kpageflags");
+	for (i = 0; i < nr; i++)
+		len += snprintf(input + len, PD_INPUT_LIMIT - len, "%#lx ",
+				pfns[i] * self->page_size);
+	ASSERT_EQ(0, pd_query("phys", input, batch, PD_BATCH_REPORT_SIZE))
+		TH_LOG("%s", batch);
+	for (line = batch; line && nr_twice < 512;
+	     line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+		if (pd_parse_batch_line(line, &b) && b.kernel_mappings >= 2 &&
+		    (b.pfn < image_start / self->page_size ||
+		     b.pfn > image_end / self->page_size))
+			twice[nr_twice++] = b;
+	for (i = nr_twice - 1; !map && i >= 0 && asked < 16; i--, asked++) {
+		b = twice[i];
+		ASSERT_EQ(0, pd_phys(b.pfn, self->report, PD_REPORT_SIZE));
+		ASSERT_EQ(0, pd_parse(self->report, r));
+		map = pd_kernel_map(r, "vmemmap");
+	}
+	ASSERT_NE(NULL, map)
+		TH_LOG("no vmemmap mapping in %d of the %d reserved pages mapped twice",
+		       asked, nr_twice);
+	EXPECT_EQ(b.kernel_mappings, r->sum.kernel_mappings) TH_LOG("%s", self->report);
+	EXPECT_NE(NULL, pd_kernel_map(r, "direct map")) TH_LOG("%s", self->report);
+	if (self->page_size == 4096)
+		EXPECT_STREQ("pmd", map->level) TH_LOG("%s", self->report);
+	/* And back: what the kernel address maps. */
+	snprintf(q, sizeof(q), "0 %#lx", map->addr);
+	ASSERT_EQ(0, pd_query("virt", q, self->report, PD_REPORT_SIZE))
+		TH_LOG("%s", self->report);
+	ASSERT_EQ(0, pd_parse(self->report, v));
+	EXPECT_EQ(r->sum.pfn, v->leaf_pfn) TH_LOG("%s", self->report);
+	EXPECT_STREQ(map->level, v->leaf) TH_LOG("%s", self->report);
+	EXPECT_NE(NULL, pd_kernel_map(v, "vmemmap")) TH_LOG("%s", self->report);
+	free(v);
+	free(r);
+	free(input);
+	free(batch);
 }
 
 /* A module's memory: vmalloc'ed, so mapped in module space and directly. */

@@ -149,15 +149,16 @@ TEST_F(corrupt, stray_pte)
 }
 
 /*
- * 1b. A stray PTE of a page of a 64 KiB large folio, which arm64 maps with
- * one contiguous block (contpte): ptep_get() of any entry of the block
- * folds the whole block's accessed and dirty bits into it, yet each entry
- * maps its own page once.  The page mapped twice, the stray outside the
- * block: "mismatch", the stray named and none of the block's 16 entries.
+ * 1b. A stray PTE of a page of a large folio that arm64 maps with one
+ * contiguous block (contpte: 64 KiB, 2 MiB on larger pages): ptep_get() of
+ * any entry of the block folds the whole block's accessed and dirty bits
+ * into it, yet each entry maps its own page once.  The page mapped twice,
+ * the stray outside the block: "mismatch", the stray named and none of the
+ * block's entries.
  */
 TEST_F(corrupt, stray_pte_of_contpte_block)
 {
-	unsigned long size = PD_MTHP_64K_SIZE, ps = self->page_size, pfn, i;
+	unsigned long size = pd_mthp_block_size(), ps = self->page_size, pfn, i;
 	char *folio = pd_mmap_in_pmd(2 * size, PROT_READ | PROT_WRITE,
 				     MAP_PRIVATE | MAP_ANONYMOUS, -1);
 	char *src, *dst;
@@ -166,9 +167,9 @@ TEST_F(corrupt, stray_pte_of_contpte_block)
 	int ret;
 
 	ASSERT_NE(NULL, folio);
-	ret = pd_fault_mthp_64k(folio);
-	if (pd_mthp_64k_skip(ret))
-		SKIP(goto out, "%s", pd_mthp_64k_skip(ret));
+	ret = pd_fault_mthp_block(folio);
+	if (pd_mthp_block_skip(ret))
+		SKIP(goto out, "%s", pd_mthp_block_skip(ret));
 	ASSERT_EQ(0, ret);
 	/* A page inside the block, and a none entry in its PTE table. */
 	src = folio + 5 * ps;

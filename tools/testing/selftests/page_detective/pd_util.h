@@ -1252,9 +1252,6 @@ static inline int pd_write_file(const char *path, const char *val)
 	return ret;
 }
 
-#define PD_MTHP_64K "/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled"
-#define PD_MTHP_64K_SIZE	(64UL << 10)
-
 /* The setting of a sysfs choice file ("always [never]"): the bracketed one. */
 static inline int pd_sysfs_choice(const char *path, char *val, size_t size)
 {
@@ -1273,41 +1270,69 @@ static inline int pd_sysfs_choice(const char *path, char *val, size_t size)
 }
 
 /*
- * Fault in a 64 KiB anonymous large folio (mTHP, a contpte block on arm64)
- * at @at, 64 KiB aligned in a private anonymous mapping, with that size
- * enabled for this one fault, and fill it.  0 when it did; -ENOENT where
- * there is no such size (64 KiB base pages, no mTHP); -EAGAIN when the fault
- * allocated something else; or the error of writing the setting.
+ * The size of the anonymous large folio (mTHP) that arm64 maps with one
+ * contiguous-PTE block (contpte, CONT_PTE_SIZE): 16 entries of 4 KiB, 128
+ * of 16 KiB or 32 of 64 KiB, so 64 KiB or 2 MiB.  x86 has no such block:
+ * there the 64 KiB size is an mTHP size like another.
  */
-static inline int pd_fault_mthp_64k(char *at)
+static inline unsigned long pd_mthp_block_size(void)
 {
+	return pd_page_size() == 4096 ? 64UL << 10 : 2UL << 20;
+}
+
+/* The sysfs setting of that mTHP size, in a buffer of its own. */
+static inline const char *pd_mthp_block_setting(void)
+{
+	static char path[96];
+
+	snprintf(path, sizeof(path),
+		 "/sys/kernel/mm/transparent_hugepage/hugepages-%lukB/enabled",
+		 pd_mthp_block_size() >> 10);
+	return path;
+}
+
+/*
+ * Fault in an anonymous large folio of pd_mthp_block_size() at @at,
+ * aligned to that size in a private anonymous mapping, with that size
+ * enabled for this one fault, and fill it.  0 when it did; -ENOENT where
+ * there is no such mTHP size; -EAGAIN when the fault allocated something
+ * else; or the error of writing the setting.
+ */
+static inline int pd_fault_mthp_block(char *at)
+{
+	const char *setting = pd_mthp_block_setting();
 	char old[32];
 	int ret;
 
-	if (pd_page_size() >= PD_MTHP_64K_SIZE ||
-	    pd_sysfs_choice(PD_MTHP_64K, old, sizeof(old)))
+	if (pd_sysfs_choice(setting, old, sizeof(old)))
 		return -ENOENT;
-	ret = pd_write_file(PD_MTHP_64K, "always");
+	ret = pd_write_file(setting, "always");
 	if (ret)
 		return ret;
 	at[0] = 1;
-	ret = pd_write_file(PD_MTHP_64K, old);
+	ret = pd_write_file(setting, old);
 	if (ret)
 		return ret;
-	memset(at, 1, PD_MTHP_64K_SIZE);
+	memset(at, 1, pd_mthp_block_size());
 	if (!(kpage_read("kpageflags", pagemap_pfn(0, at)) & BIT64(KPF_COMPOUND_HEAD)))
 		return -EAGAIN;
 	return 0;
 }
 
-/* Why a test skips after pd_fault_mthp_64k() returned @ret, or NULL. */
-static inline const char *pd_mthp_64k_skip(int ret)
+/* Why a test skips after pd_fault_mthp_block() returned @ret, or NULL. */
+static inline const char *pd_mthp_block_skip(int ret)
 {
+	static char why[160];
+
 	if (ret == -ENOENT)
-		return "no 64 KiB mTHP size here (" PD_MTHP_64K ")";
-	if (ret == -EAGAIN)
-		return "the fault allocated no 64 KiB folio";
-	return NULL;
+		snprintf(why, sizeof(why), "no %lu KiB mTHP size here (%s)",
+			 pd_mthp_block_size() >> 10, pd_mthp_block_setting());
+	else if (ret == -EAGAIN)
+		snprintf(why, sizeof(why), "the fault allocated no %lu KiB folio",
+			 pd_mthp_block_size() >> 10);
+	else
+		return NULL;
+	return why;
 }
 
 /* The first line of @path, without its newline, into @buf; or "". */
