@@ -14,9 +14,12 @@
 
 #include "pd_util.h"
 
-/* Slot 0: the code page and the data pages, 4 KiB pages of its own. */
+/*
+ * Slot 0: the code and the data pages, base pages of its own: 2 MiB, room
+ * for the code below 64 KiB and 16 data pages of 64 KiB above it.
+ */
 #define MAIN_SLOT	0
-#define MAIN_SIZE	0x100000UL
+#define MAIN_SIZE	0x200000UL
 #define CODE_GPA	0x1000UL
 
 struct vm {
@@ -297,8 +300,16 @@ static inline int vm_start_io_loop(struct vm *vm, unsigned long gpa)
 #error "pd_kvm.h: guest code for x86_64 and arm64 only"
 #endif
 
-/* What one real-mode ds reaches, as the offsets of vm_write_pages(). */
+/*
+ * The span of the offsets of one vm_write_pages(): what one real-mode ds
+ * reaches on x86; on arm64, 256 stores of 4 KiB pages, whose code fits
+ * below the data at 64 KiB.
+ */
+#ifdef __x86_64__
 #define VM_SEGMENT	0x10000UL
+#else
+#define VM_SEGMENT	0x100000UL
+#endif
 
 /* Have the guest write the first byte of every page of [gpa, gpa + size). */
 static inline int vm_write_range(struct vm *vm, unsigned long gpa,

@@ -24,7 +24,11 @@
 #include "pd_kvm.h"
 #include "../kselftest_harness.h"
 
-/* Data pages: DATA_GPA + i * 4 KiB, i < DATA_PAGES, within one segment. */
+/*
+ * Data pages: DATA_GPA + i * the page size, i < DATA_PAGES, within one
+ * segment with 4 KiB pages (x86's real mode), in slot 0 whatever the page
+ * size: the host's page is the guest's, as KVM maps it.
+ */
 #define DATA_GPA	0x10000UL
 #define DATA_PAGES	16
 /* Slot 1: a THP, 2 MiB at 2 MiB. */
@@ -44,10 +48,34 @@ static char kvm_amd_npt(void)
 	return c == EOF ? 0 : c;
 }
 
-/* The host page behind data page @i, and its pfn. */
+/* The guest-physical address of data page @i. */
+static unsigned long data_gpa(int i)
+{
+	return DATA_GPA + i * pd_page_size();
+}
+
+/* The offset of data page @i from DATA_GPA, for vm_write_pages(). */
+static unsigned int data_offset(int i)
+{
+	return i * pd_page_size();
+}
+
+/* The host page behind data page @i. */
 static char *data_page(struct vm *vm, int i)
 {
-	return vm->main + DATA_GPA + i * pd_page_size();
+	return vm->main + data_gpa(i);
+}
+
+/*
+ * How a "kvm:" line ends for a writable leaf of one base page: " 4K
+ * writable", " 64K writable".
+ */
+static const char *base_leaf_writable(void)
+{
+	static char name[16];
+
+	snprintf(name, sizeof(name), " %luK writable", pd_page_size() >> 10);
+	return name;
 }
 
 FIXTURE(kvm)
@@ -73,10 +101,6 @@ FIXTURE_SETUP(kvm)
 		ASSERT_EQ(0, 1) TH_LOG("%s", why);
 	if (why[0])
 		SKIP(return, "%s", why);
-	/* Its guest pages (DATA_GPA + 0x1000 * i) are host pages too. */
-	if (pd_page_size() != 4096)
-		SKIP(return, "the VMs' layout assumes 4 KiB pages, not %lu",
-		     pd_page_size());
 	ASSERT_EQ(0, vm_create(&self->vm)) TH_LOG("%s", strerror(errno));
 }
 
@@ -148,7 +172,7 @@ static bool has(const char *line, const char *word)
  */
 TEST_F(kvm, guest_pages)
 {
-	static const unsigned int offsets[] = { 0x0000, 0x2000 };
+	const unsigned int offsets[] = { data_offset(0), data_offset(2) };
 	struct vm *vm = &self->vm;
 	unsigned long pfn, hva;
 	struct pd_summary s;
@@ -161,11 +185,11 @@ TEST_F(kvm, guest_pages)
 	hva = (unsigned long)data_page(vm, 2);
 	ask(_metadata, self->report, pfn, &s);
 	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
-	line = kvm_line(self->report, "kvm: ", vm, DATA_GPA + 0x2000);
+	line = kvm_line(self->report, "kvm: ", vm, data_gpa(2));
 	ASSERT_NE(NULL, line) TH_LOG("%s", self->report);
 	snprintf(want, sizeof(want),
-		 " hva 0x%lx slot 0 as 0 flags 0x0, dirty log off: pfn 0x%lx 4K writable",
-		 hva, pfn);
+		 " hva 0x%lx slot 0 as 0 flags 0x0, dirty log off: pfn 0x%lx%s",
+		 hva, pfn, base_leaf_writable());
 	EXPECT_TRUE(has(line, want)) TH_LOG("want \"%s\" in %s", want, line);
 	/* Only that gfn maps it. */
 	EXPECT_EQ(NULL, kvm_line(self->report, "kvm: ", vm, DATA_GPA));
@@ -174,7 +198,7 @@ TEST_F(kvm, guest_pages)
 	pfn = pagemap_pfn(0, data_page(vm, 1));
 	ask(_metadata, self->report, pfn, &s);
 	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
-	line = kvm_line(self->report, "kvm: ", vm, DATA_GPA + 0x1000);
+	line = kvm_line(self->report, "kvm: ", vm, data_gpa(1));
 	ASSERT_NE(NULL, line) TH_LOG("%s", self->report);
 	EXPECT_TRUE(has(line, ": not mapped")) TH_LOG("%s", line);
 
@@ -184,13 +208,13 @@ TEST_F(kvm, guest_pages)
 	ASSERT_EQ(0, pd_parse_summary(self->report, &s));
 	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
 	line = kvm_line(self->report, "kvm: ", vm, DATA_GPA);
-	EXPECT_TRUE(has(line, " 4K writable")) TH_LOG("%s", self->report);
+	EXPECT_TRUE(has(line, base_leaf_writable())) TH_LOG("%s", self->report);
 }
 
 /* MADV_DONTNEED on the host takes KVM's mapping down with the host's. */
 TEST_F(kvm, host_unmap)
 {
-	static const unsigned int offsets[] = { 0x3000 };
+	const unsigned int offsets[] = { data_offset(3) };
 	struct vm *vm = &self->vm;
 	unsigned long old, pfn;
 	struct pd_summary s;
@@ -199,7 +223,7 @@ TEST_F(kvm, host_unmap)
 	ASSERT_EQ(0, vm_write_pages(vm, DATA_GPA, offsets, 1, 0x11));
 	old = pagemap_pfn(0, data_page(vm, 3));
 	ask(_metadata, self->report, old, &s);
-	ASSERT_NE(NULL, kvm_line(self->report, "kvm: ", vm, DATA_GPA + 0x3000))
+	ASSERT_NE(NULL, kvm_line(self->report, "kvm: ", vm, data_gpa(3)))
 		TH_LOG("%s", self->report);
 
 	ASSERT_EQ(0, madvise(data_page(vm, 3), pd_page_size(), MADV_DONTNEED));
@@ -207,14 +231,13 @@ TEST_F(kvm, host_unmap)
 	pfn = pagemap_pfn(0, data_page(vm, 3));
 	ask(_metadata, self->report, pfn, &s);
 	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
-	line = kvm_line(self->report, "kvm: ", vm, DATA_GPA + 0x3000);
+	line = kvm_line(self->report, "kvm: ", vm, data_gpa(3));
 	ASSERT_NE(NULL, line) TH_LOG("%s", self->report);
 	EXPECT_TRUE(has(line, ": not mapped")) TH_LOG("%s", line);
 	if (pfn != old) {
 		/* The old page: nobody maps it now, KVM least of all. */
 		ask(_metadata, self->report, old, &s);
-		EXPECT_EQ(NULL, kvm_line(self->report, "kvm: ", vm,
-					 DATA_GPA + 0x3000))
+		EXPECT_EQ(NULL, kvm_line(self->report, "kvm: ", vm, data_gpa(3)))
 			TH_LOG("%s", self->report);
 	}
 }
@@ -226,11 +249,11 @@ TEST_F(kvm, host_unmap)
  */
 TEST_F(kvm, dirty_log)
 {
-	static const unsigned int offsets[] = { 0x4000 };
+	const unsigned int offsets[] = { data_offset(4) };
 	unsigned long bitmap[MAIN_SIZE / 4096 / 64] = {};
 	struct kvm_dirty_log log = { .slot = MAIN_SLOT, .dirty_bitmap = bitmap };
 	struct vm *vm = &self->vm;
-	unsigned long gfn = (DATA_GPA + 0x4000) >> 12, pfn;
+	unsigned long gfn = data_gpa(4) / pd_page_size(), pfn;
 	struct pd_summary s;
 	const char *line;
 
@@ -240,7 +263,7 @@ TEST_F(kvm, dirty_log)
 	pfn = pagemap_pfn(0, data_page(vm, 4));
 	ask(_metadata, self->report, pfn, &s);
 	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
-	line = kvm_line(self->report, "kvm: ", vm, DATA_GPA + 0x4000);
+	line = kvm_line(self->report, "kvm: ", vm, data_gpa(4));
 	ASSERT_NE(NULL, line) TH_LOG("%s", self->report);
 	EXPECT_TRUE(has(line, "flags 0x1, dirty log on, bit set: ")) TH_LOG("%s", line);
 	EXPECT_TRUE(has(line, " writable")) TH_LOG("%s", line);
@@ -249,7 +272,7 @@ TEST_F(kvm, dirty_log)
 	EXPECT_TRUE(bitmap[gfn / 64] & (1UL << (gfn % 64)));
 	ask(_metadata, self->report, pfn, &s);
 	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
-	line = kvm_line(self->report, "kvm: ", vm, DATA_GPA + 0x4000);
+	line = kvm_line(self->report, "kvm: ", vm, data_gpa(4));
 	ASSERT_NE(NULL, line) TH_LOG("%s", self->report);
 	EXPECT_TRUE(has(line, "dirty log on, bit clear: ")) TH_LOG("%s", line);
 	EXPECT_FALSE(has(line, " writable")) TH_LOG("%s", line);
@@ -294,11 +317,10 @@ static void check_stale_at(struct __test_metadata *_metadata, char *report,
 static void check_stale(struct __test_metadata *_metadata, char *report,
 			struct vm *vm, int page)
 {
-	unsigned int offset = page * 0x1000;
+	unsigned int offset = data_offset(page);
 
 	ASSERT_EQ(0, vm_write_pages(vm, DATA_GPA, &offset, 1, 0x44));
-	check_stale_at(_metadata, report, vm, data_page(vm, page),
-		       DATA_GPA + offset);
+	check_stale_at(_metadata, report, vm, data_page(vm, page), data_gpa(page));
 }
 
 TEST_F(kvm, stale_kvm_mapping)
@@ -310,10 +332,13 @@ TEST_F(kvm, stale_kvm_mapping)
 	check_stale(_metadata, self->report, &self->vm, 5);
 }
 
-/* Slot 4: more 4 KiB leaves than KVM's describe() reads in one share. */
+/*
+ * Slot 4: more leaves of a base page than KVM's describe() reads in one
+ * share (4096): 5120 pages, 20 MiB of 4 KiB pages, 320 MiB of 64 KiB ones.
+ */
 #define BIG_SLOT	4
 #define BIG_GPA		0x1000000UL
-#define BIG_SIZE	(20UL << 20)
+#define BIG_SIZE	(5120 * pd_page_size())
 
 /*
  * KVM reads a page's mappings, wherever they are, a share of its leaves
@@ -456,7 +481,7 @@ TEST_F(kvm, dirty_logging_switched_on)
 		if (!has(line, "flags 0x1"))
 			continue;
 		seen++;
-		if (!has(line, "4K writable"))
+		if (!has(line, base_leaf_writable()))
 			continue;
 		writable++;
 		EXPECT_TRUE(has(line, not_judged)) TH_LOG("%s", line);
@@ -512,7 +537,7 @@ TEST_F(kvm, thp_2m)
  */
 TEST_F(kvm, shadow_mmu)
 {
-	static const unsigned int offsets[] = { 0x6000 };
+	const unsigned int offsets[] = { data_offset(6) };
 	struct vm *vm = &self->vm;
 	struct pd_summary s;
 	const char *line;
@@ -535,8 +560,8 @@ TEST_F(kvm, shadow_mmu)
 	pfn = pagemap_pfn(0, data_page(vm, 6));
 	ask(_metadata, self->report, pfn, &s);
 	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
-	line = kvm_line(self->report, "kvm: ", vm, DATA_GPA + 0x6000);
-	EXPECT_TRUE(has(line, " 4K writable")) TH_LOG("%s", self->report);
+	line = kvm_line(self->report, "kvm: ", vm, data_gpa(6));
+	EXPECT_TRUE(has(line, base_leaf_writable())) TH_LOG("%s", self->report);
 	if (!pd_inject_missing(&fail)[0])
 		check_stale(_metadata, self->report, vm, 7);
 
