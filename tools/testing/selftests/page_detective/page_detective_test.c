@@ -2147,7 +2147,7 @@ TEST_F(pd, vmemmap_page)
 {
 	char *batch = malloc(PD_BATCH_REPORT_SIZE), *input = malloc(PD_INPUT_LIMIT);
 	struct pd_parsed *r = malloc(sizeof(*r)), *v = malloc(sizeof(*v));
-	unsigned long pfns[512], image_start, image_end;
+	unsigned long pfns[512], image_start = 0, image_end = 0;
 	const struct pd_kernel_map *map = NULL;
 	struct pd_batch_page b, twice[512];
 	int nr, i, asked = 0, nr_twice = 0;

@@ -72,7 +72,7 @@ static char *data_page(struct vm *vm, int i)
  */
 static const char *base_leaf_writable(void)
 {
-	static char name[16];
+	static char name[32];
 
 	snprintf(name, sizeof(name), " %luK writable", pd_page_size() >> 10);
 	return name;
