@@ -10,6 +10,7 @@
 
 #include <linux/memory_hotplug.h>
 #include <linux/mm.h>
+#include <linux/mm_inline.h>
 #include <linux/pagewalk.h>
 #include <linux/sched/clock.h>
 #include <linux/vmalloc.h>
@@ -94,6 +95,19 @@ static inline bool pd_kernel_wants(struct pd_query *q, unsigned long pfn)
 	return q->targets ? pd_pfn_counted(q, pfn) : pfn == q->pfn;
 }
 
+/*
+ * Whether a kernel PTE maps its page for the MMU.  pte_present() is not
+ * enough: arm64 takes a page out of the kernel's map (DEBUG_PAGEALLOC,
+ * KFENCE, set_memory_valid()) by making its entry present but invalid,
+ * which pte_present() counts as it counts a PROT_NONE user entry.  With no
+ * TLB flush pending, as init_mm's tables have none, pte_accessible() is
+ * whether the MMU uses the entry: arm64's valid bit, x86's present bit.
+ */
+static bool pd_kernel_pte_mapped(struct mm_walk *walk, pte_t pte)
+{
+	return pte_present(pte) && pte_accessible(walk->mm, pte);
+}
+
 static int pd_kernel_pud(pud_t *pud, unsigned long addr, unsigned long next,
 			 struct mm_walk *walk)
 {
@@ -138,7 +152,8 @@ static int pd_kernel_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
 	do {
 		pte_t entry = ptep_get(pte);
 
-		if (pte_present(entry) && pd_kernel_wants(q, pte_pfn(entry)))
+		if (pd_kernel_pte_mapped(walk, entry) &&
+		    pd_kernel_wants(q, pte_pfn(entry)))
 			pd_kernel_leaf(q, addr, pte_pfn(entry), PAGE_SIZE, "pte");
 		addr += PAGE_SIZE;
 		pte++;
@@ -313,8 +328,8 @@ static int pd_lookup_kernel_pmd(pmd_t *pmd, unsigned long addr,
 }
 
 /*
- * Kernel entries are never swap entries: a non-present one is a page that
- * DEBUG_PAGEALLOC or KFENCE unmapped, or nothing.
+ * Kernel entries are never swap entries: one that does not map its page is
+ * a page that DEBUG_PAGEALLOC or KFENCE unmapped, or nothing.
  */
 static int pd_lookup_kernel_pte(pte_t *pte, unsigned long addr,
 				unsigned long next, struct mm_walk *walk)
@@ -322,7 +337,7 @@ static int pd_lookup_kernel_pte(pte_t *pte, unsigned long addr,
 	pte_t val = ptep_get(pte);
 	struct pd_leaf *leaf = walk->private;
 
-	if (pte_present(val))
+	if (pd_kernel_pte_mapped(walk, val))
 		pd_kernel_found(walk, addr, pte_pfn(val), PAGE_SIZE, "pte");
 	else if (!pte_none(val))
 		leaf->level = "pte";
