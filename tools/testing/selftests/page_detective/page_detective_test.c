@@ -2079,23 +2079,21 @@ static int iomem_kernel_image(unsigned long *start, unsigned long *end)
 
 /*
  * The reserved pages of System RAM (KPF_RESERVED: memblock's, the memory
- * map among them): every @step-th of them into @pfns, up to @max, their
- * number into @nr (none if @step is 0).  Returns how many there are in all,
- * or -1.
+ * map among them), read once from /proc/kpageflags: up to @max of them,
+ * spread evenly over all of them, into @pfns.  Returns how many.
  */
-static long scan_reserved(unsigned long step, unsigned long *pfns, int max, int *nr)
+static int reserved_pfns(unsigned long *pfns, int max)
 {
 	static uint64_t flags[4096];
-	unsigned long start, end, pfn, ps = pd_page_size();
+	unsigned long start, end, pfn, ps = pd_page_size(), *all = NULL, *more;
+	size_t total = 0, cap = 0, n;
 	FILE *f = fopen("/proc/iomem", "r");
-	int fd = open("/proc/kpageflags", O_RDONLY);
-	long total = -1;
+	int fd = open("/proc/kpageflags", O_RDONLY), nr = 0;
 	char line[256];
 	ssize_t got, i;
 
 	if (!f || fd < 0)
 		goto out;
-	total = 0;
 	while (fgets(line, sizeof(line), f)) {
 		if (line[0] == ' ' || !strstr(line, "System RAM") ||
 		    sscanf(line, "%lx-%lx", &start, &end) != 2)
@@ -2109,28 +2107,26 @@ static long scan_reserved(unsigned long step, unsigned long *pfns, int max, int 
 			for (i = 0; i < got; i++) {
 				if (!(flags[i] & BIT64(KPF_RESERVED)))
 					continue;
-				if (step && total % step == 0 && *nr < max)
-					pfns[(*nr)++] = pfn + i;
-				total++;
+				if (total == cap) {
+					cap = cap ? 2 * cap : 4096;
+					more = realloc(all, cap * sizeof(*all));
+					if (!more)
+						goto out;
+					all = more;
+				}
+				all[total++] = pfn + i;
 			}
 		}
 	}
+	n = total < (size_t)max ? total : (size_t)max;
+	for (nr = 0; (size_t)nr < n; nr++)
+		pfns[nr] = all[nr * total / n];
 out:
+	free(all);
 	if (f)
 		fclose(f);
 	if (fd >= 0)
 		close(fd);
-	return total;
-}
-
-/* Up to @max reserved pages, spread evenly over all of them; how many. */
-static int reserved_pfns(unsigned long *pfns, int max)
-{
-	long total = scan_reserved(0, NULL, 0, NULL);
-	int nr = 0;
-
-	if (total > 0)
-		scan_reserved(total / max + 1, pfns, max, &nr);
 	return nr;
 }
 

@@ -48,16 +48,16 @@ static char kvm_amd_npt(void)
 	return c == EOF ? 0 : c;
 }
 
-/* The guest-physical address of data page @i. */
-static unsigned long data_gpa(int i)
-{
-	return DATA_GPA + i * pd_page_size();
-}
-
 /* The offset of data page @i from DATA_GPA, for vm_write_pages(). */
 static unsigned int data_offset(int i)
 {
 	return i * pd_page_size();
+}
+
+/* The guest-physical address of data page @i. */
+static unsigned long data_gpa(int i)
+{
+	return DATA_GPA + data_offset(i);
 }
 
 /* The host page behind data page @i. */
