@@ -758,12 +758,13 @@ static void pd_batch_scan(struct pd_batch *b)
 		pd_batch_drop(b, 0, ULONG_MAX);
 	scan->kernel_ns = local_clock() - start;
 	b->kernel_ns += scan->kernel_ns;
+	pd_scan_processes(scan);
+	/* After the processes': a source may ask each mm the scan met. */
 	start = local_clock();
 	for (i = 0; i < PD_NR_SOURCES; i++)
 		if (pd_sources[i]->scan)
 			pd_sources[i]->scan(scan);
 	b->sources_ns += local_clock() - start;
-	pd_scan_processes(scan);
 	sort(b->hits, b->nr_hits, sizeof(*b->hits), pd_cmp_hit, NULL);
 	pd_batch_index_wide(b);
 	b->scans++;
@@ -968,7 +969,13 @@ static struct pd_batch *pd_batch_alloc(struct pd_query *q,
 	for (i = 1; b->wide[0].hits && i < PD_BATCH_WIDE_CLASSES; i++)
 		b->wide[i].hits = b->wide[0].hits + i * PD_BATCH_HITS_MAX;
 	b->scan = pd_query_alloc();
+	if (b->scan)
+		b->scan->batch_secondary =
+			kvmalloc_array(PD_BATCH_SECONDARY_MAX,
+				       sizeof(*b->scan->batch_secondary),
+				       GFP_KERNEL);
 	if (!b->asked || !b->hits || !b->wide[0].hits || !b->scan ||
+	    !b->scan->batch_secondary ||
 	    pd_query_report_size(q, PD_BATCH_REPORT_MAX)) {
 		pd_batch_free(b);
 		return NULL;

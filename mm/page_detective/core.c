@@ -670,6 +670,7 @@ void pd_query_free(struct pd_query *q)
 	if (!q)
 		return;
 	pd_query_release(q);
+	kvfree(q->batch_secondary);
 	kvfree(q->s.buffer);
 	kvfree(q);
 }

@@ -61,6 +61,8 @@
 #define PD_PENDING_MAX		(PTRS_PER_PTE + 64)
 /* Mappings of secondary MMUs (KVM) in one report; more are counted only. */
 #define PD_SECONDARY_MAX	32
+/* What secondary MMUs map of a batch's chunk, kept by its scan: two a page. */
+#define PD_BATCH_SECONDARY_MAX	1024
 /* IOMMU mappings of the page in one report; more are counted only. */
 #define PD_DMA_MAX		32
 /* Sources of mappings beyond the CPU's page tables: struct pd_source. */
@@ -295,6 +297,9 @@ struct pd_query {
 	/* What secondary MMUs map. */
 	unsigned int nr_secondary;
 	unsigned long more_secondary;	/* not kept */
+	/* Of a batch's scan: in batch_secondary, and whether all were kept. */
+	unsigned int nr_batch_secondary;
+	bool batch_secondary_whole;
 
 	/* What devices can DMA into: IOMMU mappings, and who reaches all. */
 	unsigned int nr_dma;
@@ -347,6 +352,12 @@ struct pd_query {
 	struct pd_pending pending[PD_PENDING_MAX];	/* the scan's */
 	struct pd_candidate candidates[PD_CANDIDATES_MAX];	/* the rmap's */
 	struct pd_secondary secondary[PD_SECONDARY_MAX];
+	/*
+	 * Of a batch's scan, which keeps there what secondary MMUs map of all
+	 * its pages (PD_BATCH_SECONDARY_MAX), for each page to take its own:
+	 * pd_batch_alloc()'s, freed with the query.  NULL in any other.
+	 */
+	struct pd_secondary *batch_secondary;
 	struct pd_dma dma[PD_DMA_MAX];
 	struct pd_dma_api dma_api[PD_DMA_MAX];
 };
@@ -436,6 +447,8 @@ struct pd_source {
 	 * Optional, for a batch: find the mappings of every page the chunk's
 	 * scan looks for (@scan->targets) in one pass, kept in @scan; each
 	 * page's list then takes its own from there (pd_batch_scanned()).
+	 * Called after the scan of every process: @scan->mm_list holds the
+	 * mms it walked.
 	 */
 	void (*scan)(struct pd_query *scan);
 	/* The culprit: lines it printed, after its re-checks. */

@@ -84,20 +84,21 @@ static void pd_print_secondary(struct pd_query *q,
 }
 
 /*
- * Ask w->mm's secondary MMUs for every mapping of the page, wherever it is:
- * a walk of all they map, which each reads a share at a time, letting go of
- * its locks between two (see mmu_notifier_describe_pages()).
+ * Ask w->mm's secondary MMUs for every mapping of the page, wherever it is,
+ * each given to @found: a walk of all they map, which each reads a share at
+ * a time, letting go of its locks between two (see
+ * mmu_notifier_describe_pages()).
  * Return: -EINTR if a fatal signal came meanwhile.
  */
 static int pd_secondary_describe_pages(struct pd_query *q,
-				       struct pd_secondary_walk *w)
+				       struct pd_secondary_walk *w,
+				       mmu_notifier_describe_fn found)
 {
 	u64 pos = 0;
 
 	do {
 		pos = mmu_notifier_describe_pages(w->mm->mm, q->first_pfn,
-						  q->nr_pfns, pos,
-						  pd_secondary_found, w);
+						  q->nr_pfns, pos, found, w);
 		cond_resched();
 		if (fatal_signal_pending(current)) {
 			q->interrupted = true;
@@ -108,9 +109,86 @@ static int pd_secondary_describe_pages(struct pd_query *q,
 }
 
 /*
+ * mmu_notifier_describe_fn of a batch's scan: keep the present leaves that
+ * map a page the scan looks for, as found (a share read twice is told
+ * apart by each page's pd_secondary_found()).
+ */
+static void pd_secondary_found_for_batch(void *arg,
+					 const struct mmu_notifier_mapping *m)
+{
+	struct pd_secondary_walk *w = arg;
+	struct pd_query *scan = w->q;
+
+	if (!m->present ||
+	    !pd_batch_looks_for(scan->targets, m->pfn, m->nr_pages))
+		return;
+	if (scan->nr_batch_secondary == PD_BATCH_SECONDARY_MAX) {
+		scan->more_secondary++;
+		return;
+	}
+	scan->batch_secondary[scan->nr_batch_secondary++] =
+		(struct pd_secondary) { .mm = w->mm, .m = *m };
+}
+
+/*
+ * source.scan: one walk of what the secondary MMUs of each mm the chunk's
+ * scan met map (scan->first_pfn and scan->nr_pfns bound its pages),
+ * instead of one a page: a walk reads every leaf of a VM, whatever it
+ * looks for.  Each page's query meets only the mms that map it; the scan
+ * meets every process's, as a page's query alone does, so a VM that maps
+ * a page its VMM no longer does is asked too.
+ */
+static void pd_secondary_scan(struct pd_query *scan)
+{
+	struct pd_secondary_walk w = { .q = scan };
+	struct pd_mm *pdm;
+
+	list_for_each_entry(pdm, &scan->mm_list, list) {
+		w.mm = pdm;
+		if (pd_secondary_describe_pages(scan, &w,
+						pd_secondary_found_for_batch))
+			return;
+	}
+	scan->batch_secondary_whole = !scan->more_secondary;
+}
+
+/*
+ * What the chunk's scan found of the page of @q, in the mms that map it
+ * (an mm met only by the scan is named as the scan named it).
+ * Return: false if @q is not of a batch, or the scan did not finish or
+ * could not keep all it found: @q asks the mms it met itself.
+ */
+static bool pd_secondary_take(struct pd_query *q)
+{
+	const struct pd_query *scan = pd_batch_scanned(q);
+	struct pd_secondary_walk w = { .q = q };
+	const struct pd_secondary *sec;
+	unsigned int i;
+
+	if (!scan || !scan->batch_secondary_whole)
+		return false;
+	for (i = 0; i < scan->nr_batch_secondary; i++) {
+		sec = &scan->batch_secondary[i];
+		if (sec->m.pfn >= q->first_pfn + q->nr_pfns ||
+		    sec->m.pfn + sec->m.nr_pages <= q->first_pfn)
+			continue;
+		w.mm = pd_mm_get(q, sec->mm->mm);
+		if (!w.mm)
+			continue;
+		if (!w.mm->tgid) {
+			w.mm->tgid = sec->mm->tgid;
+			strscpy(w.mm->comm, sec->mm->comm);
+		}
+		pd_secondary_found(&w, &sec->m);
+	}
+	return true;
+}
+
+/*
  * source.list: ask the secondary MMUs of the mms met what they map.  Every
  * mapping of the page found in an mm is asked about; unless the query is
- * quick, every mm met is asked for its mappings of the page itself.
+ * quick, every mm met is asked for its mappings of the page itself (in a
+ * batch, its chunk's scan asked).
  */
 static void pd_secondary_list(struct pd_query *q)
 {
@@ -125,10 +203,11 @@ static void pd_secondary_list(struct pd_query *q)
 		mmu_notifier_describe(map->mm->mm, map->addr,
 				      pd_secondary_found, &w);
 	}
-	if (!q->quick) {
+	if (!q->quick && !pd_secondary_take(q)) {
 		list_for_each_entry(pdm, &q->mm_list, list) {
 			w.mm = pdm;
-			if (pd_secondary_describe_pages(q, &w))
+			if (pd_secondary_describe_pages(q, &w,
+							pd_secondary_found))
 				break;
 		}
 	}
@@ -284,5 +363,6 @@ const struct pd_source pd_secondary_source = {
 	.mismatch =
 		"a secondary MMU (KVM) disagrees with the host page tables or with its own dirty log",
 	.list = pd_secondary_list,
+	.scan = pd_secondary_scan,
 	.verdict = pd_secondary_verdict,
 };

@@ -10,6 +10,9 @@
  *   - phys of a page of the same process outside every memslot: its mm is
  *     met, so the exhaustive query asks KVM for every mapping of that
  *     page, which walks every leaf of the VM;
+ *   - phys of BATCH_PAGES guest pages as one list, whose scan walks every
+ *     leaf of the VM once for all of them (pd_source.scan), not once a
+ *     page;
  * then runs the vCPU in a loop that enters the guest and exits on an I/O
  * write, each KVM_RUN timed, for -t seconds idle and -t seconds beside a
  * process that asks phys of a guest page back to back.  Lines "kvm: ..."
@@ -60,6 +63,48 @@ static int time_query(unsigned long pfn, bool quick, int rounds,
 	return kvm_lines;
 }
 
+/* Guest pages in one batch query, spread evenly over the VM's memory. */
+#define BATCH_PAGES	64
+
+/*
+ * The median, min and max time in ms of @rounds queries of BATCH_PAGES
+ * pages of @big, @size bytes, as one list, into @out; returns how many of
+ * the reports called every page ok.
+ */
+static int time_batch(char *big, unsigned long size, int rounds,
+		      double out[3])
+{
+	char *report = malloc(PD_BATCH_REPORT_SIZE), input[BATCH_PAGES * 24];
+	struct pd_batch_totals totals;
+	const char *line;
+	double t[rounds], start;
+	int i, all_ok = 0;
+	size_t len = 0;
+
+	if (!report)
+		return 0;
+	for (i = 0; i < BATCH_PAGES; i++)
+		len += snprintf(input + len, sizeof(input) - len, "%#lx ",
+				pagemap_pfn(getpid(), big + i * (size / BATCH_PAGES)) *
+				pd_page_size());
+	for (i = 0; i < rounds; i++) {
+		start = pd_now();
+		pd_query("phys", input, report, PD_BATCH_REPORT_SIZE);
+		t[i] = (pd_now() - start) * 1e3;
+		all_ok += !pd_parse_batch(report, &totals) &&
+			  totals.ok == BATCH_PAGES;
+	}
+	out[0] = pd_quantile(t, rounds, 0.5);	/* sorts t */
+	out[1] = t[0];
+	out[2] = t[rounds - 1];
+	/* Where the last one's time went. */
+	for (line = strstr(report, "\nbatch cost: "); line;
+	     line = strstr(line + 1, "\nbatch cost: "))
+		printf("kvm:     %.*s\n", (int)strcspn(line + 1, "\n"), line + 1);
+	free(report);
+	return all_ok;
+}
+
 /* A process that asks phys of @pfn back to back until it is killed. */
 static pid_t start_querier(unsigned long pfn, unsigned long *count)
 {
@@ -101,8 +146,8 @@ static int bench_size(unsigned long mib, int rounds, double seconds,
 		      char *report, double *runs)
 {
 	unsigned long size = mib << 20, *count, pfn, outside_pfn;
-	double guest[3], quick[3], outside[3], start;
-	int lines, quick_lines, outside_lines;
+	double guest[3], quick[3], outside[3], batch[3] = {}, start;
+	int lines, quick_lines, outside_lines, batch_ok;
 	char *big = NULL, *outside_page;
 	unsigned long queries;
 	struct vm vm;
@@ -150,6 +195,10 @@ static int bench_size(unsigned long mib, int rounds, double seconds,
 		   quick_lines, rounds);
 	bench_info("kvm:   phys of a page of the VMM outside the VM's memory %.2f ms (min %.2f, max %.2f; a kvm: line in %d of %d)\n",
 		   outside[0], outside[1], outside[2], outside_lines, rounds);
+	batch_ok = time_batch(big, size, rounds, batch);
+	bench_info("kvm:   phys of %d guest pages as one list %.2f ms (min %.2f, max %.2f; all ok in %d of %d), %.1f times one guest page's\n",
+		   BATCH_PAGES, batch[0], batch[1], batch[2], batch_ok, rounds,
+		   batch[0] / guest[0]);
 
 	if (vm_start_io_loop(&vm, BIG_GPA + size / 2) ||
 	    time_kvm_run(&vm, seconds, runs, "idle"))
