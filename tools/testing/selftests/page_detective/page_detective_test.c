@@ -2148,16 +2148,13 @@ TEST_F(pd, vmemmap_page)
 	struct pd_batch_page b, twice[512];
 	int nr, i, asked = 0, nr_twice = 0;
 	const char *line;
-	size_t len = 0;
 	char q[64];
 
 	ASSERT_TRUE(batch && input && r && v);
 	ASSERT_EQ(0, iomem_kernel_image(&image_start, &image_end));
 	nr = reserved_pfns(pfns, 512);
 	ASSERT_LT(0, nr) TH_LOG("no reserved page in /proc/kpageflags");
-	for (i = 0; i < nr; i++)
-		len += snprintf(input + len, PD_INPUT_LIMIT - len, "%#lx ",
-				pfns[i] * self->page_size);
+	pd_pfn_list(input, PD_INPUT_LIMIT, pfns, nr);
 	ASSERT_EQ(0, pd_query("phys", input, batch, PD_BATCH_REPORT_SIZE))
 		TH_LOG("%s", batch);
 	for (line = batch; line && nr_twice < 512;

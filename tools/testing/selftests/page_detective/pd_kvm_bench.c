@@ -75,18 +75,17 @@ static int time_batch(char *big, unsigned long size, int rounds,
 		      double out[3])
 {
 	char *report = malloc(PD_BATCH_REPORT_SIZE), input[BATCH_PAGES * 24];
+	unsigned long pfns[BATCH_PAGES];
 	struct pd_batch_totals totals;
 	const char *line;
 	double t[rounds], start;
 	int i, all_ok = 0;
-	size_t len = 0;
 
 	if (!report)
 		return 0;
 	for (i = 0; i < BATCH_PAGES; i++)
-		len += snprintf(input + len, sizeof(input) - len, "%#lx ",
-				pagemap_pfn(getpid(), big + i * (size / BATCH_PAGES)) *
-				pd_page_size());
+		pfns[i] = pagemap_pfn(getpid(), big + i * (size / BATCH_PAGES));
+	pd_pfn_list(input, sizeof(input), pfns, BATCH_PAGES);
 	for (i = 0; i < rounds; i++) {
 		start = pd_now();
 		pd_query("phys", input, report, PD_BATCH_REPORT_SIZE);

@@ -342,12 +342,9 @@ static void check_batch(struct __test_metadata *_metadata, char *report,
 {
 	char input[1024];
 	struct pd_batch_page p;
-	size_t len = 0;
 	int i;
 
-	for (i = 0; i < nr; i++)
-		len += snprintf(input + len, sizeof(input) - len, "%#lx ",
-				pfns[i] * pd_page_size());
+	pd_pfn_list(input, sizeof(input), pfns, nr);
 	ASSERT_EQ(0, pd_query("phys", input, report, PD_BATCH_REPORT_SIZE))
 		TH_LOG("%s", report);
 	for (i = 0; i < nr; i++) {

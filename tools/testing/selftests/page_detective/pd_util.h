@@ -264,6 +264,19 @@ static inline int pd_parse_summary(const char *report, struct pd_summary *s)
 /* A batch's report (a list or a range of PFNs) is at most 1 MiB. */
 #define PD_BATCH_REPORT_SIZE	(1024 * 1024 + 1)
 
+/* The phys input of a list of @nr pages, @pfns, into @buf of @size bytes. */
+static inline void pd_pfn_list(char *buf, size_t size, const unsigned long *pfns,
+			       int nr)
+{
+	size_t len = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < nr && len < size; i++)
+		len += snprintf(buf + len, size - len, "%#lx ",
+				pfns[i] * pd_page_size());
+}
+
 /* A batch's line of one page: "batch page: pfn=... verdict=...". */
 struct pd_batch_page {
 	unsigned long pfn;
