@@ -704,8 +704,6 @@ TEST_F(pd, shared_mm_walked_once)
 
 /* ---- Huge pages ------------------------------------------------------------- */
 
-#define PMD_SIZE_2M	(2UL << 20)
-
 /*
  * The scan walks each VMA under its own read lock where the kernel can
  * find and lock VMAs one by one for it (lock_next_vma(), which 6.12 has not,
@@ -718,7 +716,7 @@ TEST_F(pd, scan_holds_vma_locks)
 {
 	bool per_vma = pd_kernel_version() >= 700 &&
 		       !strcmp(pd_kernel_config("PER_VMA_LOCK"), "y");
-	size_t size = 32 * PMD_SIZE_2M;
+	size_t size = 64UL << 20;	/* 32 PTE tables with 4 KiB pages */
 	struct pd_cost cost;
 	char *p;
 
@@ -737,13 +735,12 @@ TEST_F(pd, scan_holds_vma_locks)
 }
 
 /*
- * Map the page of @fd at @nr addresses of a reserved area, each in a PMD
- * range of its own, @stride apart, and fault it in at each.
+ * Map the page of @fd at @nr addresses of a reserved area (of @size), each
+ * in a PMD range of its own, @stride apart, and fault it in at each.
  */
 static char *map_in_tables(int fd, unsigned long nr, size_t stride,
-			   struct expect_map *maps)
+			   size_t size, struct expect_map *maps)
 {
-	size_t size = nr * stride + PMD_SIZE_2M;
 	char *area, *base;
 	unsigned long i;
 
@@ -751,8 +748,7 @@ static char *map_in_tables(int fd, unsigned long nr, size_t stride,
 		    MAP_NORESERVE, -1, 0);
 	if (area == MAP_FAILED)
 		return NULL;
-	base = (char *)(((unsigned long)area + PMD_SIZE_2M - 1) &
-			~(PMD_SIZE_2M - 1));
+	base = pd_pmd_align(area);
 	for (i = 0; i < nr; i++) {
 		char *p = base + i * stride;
 
@@ -775,12 +771,9 @@ static char *map_in_tables(int fd, unsigned long nr, size_t stride,
 TEST_F(pd, mapped_in_many_tables)
 {
 	static const struct {
-		unsigned long nr;
-		size_t stride;
-	} layouts[] = {
-		{ 12, 2 * PMD_SIZE_2M }, { 40, PMD_SIZE_2M },
-		{ 40, 2 * PMD_SIZE_2M },
-	};
+		unsigned long nr, pmds_apart;
+	} layouts[] = { { 12, 2 }, { 40, 1 }, { 40, 2 } };
+	unsigned long pmd = pd_pmd_size();
 	int fd = memfd_create("pd", 0);
 	struct expect_map maps[40];
 	unsigned int i;
@@ -789,14 +782,14 @@ TEST_F(pd, mapped_in_many_tables)
 	ASSERT_EQ(0, ftruncate(fd, self->page_size));
 	for (i = 0; i < ARRAY_SIZE(layouts); i++) {
 		unsigned long nr = layouts[i].nr;
-		size_t size = nr * layouts[i].stride + PMD_SIZE_2M;
-		char *area = map_in_tables(fd, nr, layouts[i].stride, maps);
+		size_t stride = layouts[i].pmds_apart * pmd;
+		size_t size = nr * stride + pmd;
+		char *area = map_in_tables(fd, nr, stride, size, maps);
 		struct expect e = { 0, maps, nr };
 
 		ASSERT_NE(NULL, area);
 		e.pfn = pagemap_pfn(0, maps[0].addr);
-		TH_LOG("%lu mappings, %zu KiB apart", nr,
-		       layouts[i].stride >> 10);
+		TH_LOG("%lu mappings, %zu KiB apart", nr, stride >> 10);
 		check_both(_metadata, self->report, getpid(), maps[nr - 1].addr,
 			   "pte", &e);
 		munmap(area, size);
@@ -842,12 +835,13 @@ TEST_F(pd, thp_pmd_mapped)
 	check_both(_metadata, self->report, getpid(), thp, "pmd", &head);
 	check_both(_metadata, self->report, getpid(), tail, "pmd", &t);
 out:
-	munmap(area, 2 * PMD_SIZE_2M);
+	munmap(area, 2 * pd_pmd_size());
 }
 
 /* The same THP, after mprotect() on part of it split its PMD mapping. */
 TEST_F(pd, thp_pte_mapped)
 {
+	unsigned long nr = pd_pmd_size() / self->page_size;
 	void *area = NULL;
 	char *thp = pd_map_thp(&area);
 	char *page;
@@ -860,19 +854,19 @@ TEST_F(pd, thp_pte_mapped)
 	struct expect e = { pagemap_pfn(0, page), maps, 1 };
 
 	/* Every page of the folio is still mapped, each by its own PTE. */
-	e.folio_maps = pagemap_count(0, thp, PMD_SIZE_2M, e.pfn - 2, 512);
-	EXPECT_EQ(512, e.folio_maps);
+	e.folio_maps = pagemap_count(0, thp, pd_pmd_size(), e.pfn - 2, nr);
+	EXPECT_EQ((long)nr, e.folio_maps);
 	struct pd_parsed *r = malloc(sizeof(*r));
 
 	check_both(_metadata, self->report, getpid(), page, "pte", &e);
 	ASSERT_NE(NULL, r);
 	pd_parse(self->report, r);
 	/* Still one large folio, its pages mapped one by one. */
-	EXPECT_EQ(9, r->order);
+	EXPECT_EQ((unsigned int)__builtin_ctzl(nr), r->order);
 	EXPECT_EQ(2, r->idx);
 	free(r);
 out:
-	munmap(area, 2 * PMD_SIZE_2M);
+	munmap(area, 2 * pd_pmd_size());
 }
 
 /* Each page of a 64 KiB folio, mapped by its own PTE, is asked about. */
@@ -1053,6 +1047,8 @@ TEST_F(pd, mm_id_lower_bound)
 	int fd, i;
 
 	ASSERT_NE(MAP_FAILED, addr);
+	if (self->page_size != 4096)
+		SKIP(return, "its windows are 16 pages of 4 KiB in a 2 MiB folio");
 	mkdir(SHM_THP_DIR, 0700);
 	if (mount("tmpfs", SHM_THP_DIR, "tmpfs", 0, "huge=always,size=8M"))
 		SKIP(return, "no tmpfs with huge=always: %s", strerror(errno));
@@ -1103,20 +1099,25 @@ out:
 	munmap(addr, 3 * sizeof(char *));
 }
 
+/*
+ * A hugetlb page of the default size, which is a PMD's on x86 and arm64
+ * (2 MiB with 4 KiB pages, 512 MiB with 64 KiB ones).
+ */
 TEST_F(pd, hugetlb_2m)
 {
 	long before = read_long(NR_HUGEPAGES);
+	size_t size = pd_pmd_size();
 	char *huge;
 
 	ASSERT_GE(before, 0);
 	ASSERT_EQ(0, write_long(NR_HUGEPAGES, before + 1));
-	huge = mmap(NULL, PMD_SIZE_2M, PROT_READ | PROT_WRITE,
+	huge = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 	if (huge == MAP_FAILED) {
 		write_long(NR_HUGEPAGES, before);
-		SKIP(return, "no 2 MiB hugetlb page");
+		SKIP(return, "no hugetlb page of %zu KiB", size >> 10);
 	}
-	memset(huge, 0x2e, PMD_SIZE_2M);
+	memset(huge, 0x2e, size);
 	char *tail = huge + 3 * self->page_size;
 	struct expect_map head_map[] = { { getpid(), huge, "hugetlb", true } };
 	struct expect_map tail_map[] = { { getpid(), tail, "hugetlb", true } };
@@ -1125,7 +1126,7 @@ TEST_F(pd, hugetlb_2m)
 
 	check_both(_metadata, self->report, getpid(), huge, "hugetlb", &head);
 	check_both(_metadata, self->report, getpid(), tail, "hugetlb", &t);
-	munmap(huge, PMD_SIZE_2M);
+	munmap(huge, size);
 	EXPECT_EQ(0, write_long(NR_HUGEPAGES, before));
 }
 
@@ -1346,7 +1347,7 @@ TEST_F(pd, io_uring_fixed_buffer_pins)
 	thp = pd_map_thp(&area);
 	if (!thp) {
 		if (area)
-			munmap(area, 2 * PD_THP_SIZE);
+			munmap(area, 2 * pd_pmd_size());
 		SKIP(return, "could not get a PMD-mapped THP for its exact pin count");
 	}
 	/* Three of its pages, whichever is asked about: the folio's count. */
@@ -1363,7 +1364,7 @@ TEST_F(pd, io_uring_fixed_buffer_pins)
 	ASSERT_EQ(0, pd_virt(getpid(), thp, self->report, PD_REPORT_SIZE));
 	read_pins(self->report, &pinned, &pins);
 	EXPECT_EQ(0, pins) TH_LOG("%s", self->report);
-	munmap(area, 2 * PD_THP_SIZE);
+	munmap(area, 2 * pd_pmd_size());
 }
 
 /*
@@ -1928,18 +1929,21 @@ TEST_F(pd, reserved_page)
 			  NULL);
 }
 
-/* The first line of /proc/iomem named @name: its physical range. */
+/* The first resource of /proc/iomem named @name: its physical range. */
 static int iomem_range(const char *name, unsigned long *start, unsigned long *end)
 {
 	FILE *f = fopen("/proc/iomem", "r");
-	char line[256];
+	struct pd_iomem r;
 	int ret = -1;
 
 	if (!f)
 		return -1;
-	while (ret && fgets(line, sizeof(line), f))
-		if (strstr(line, name) && sscanf(line, " %lx-%lx", start, end) == 2)
+	while (ret && pd_iomem_next(f, &r))
+		if (!strcmp(r.name, name)) {
+			*start = r.start;
+			*end = r.end;
 			ret = 0;
+		}
 	fclose(f);
 	return ret;
 }
@@ -2061,16 +2065,15 @@ TEST_F(pd, vmalloc_page)
 static int iomem_kernel_image(unsigned long *start, unsigned long *end)
 {
 	FILE *f = fopen("/proc/iomem", "r");
-	unsigned long s, e;
-	char line[256];
+	struct pd_iomem r;
 	int ret = -1;
 
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, " : Kernel ") && sscanf(line, " %lx-%lx", &s, &e) == 2) {
-			*start = ret || s < *start ? s : *start;
-			*end = ret || e > *end ? e : *end;
+	while (pd_iomem_next(f, &r))
+		if (!strncmp(r.name, "Kernel ", 7)) {
+			*start = ret || r.start < *start ? r.start : *start;
+			*end = ret || r.end > *end ? r.end : *end;
 			ret = 0;
 		}
 	fclose(f);
@@ -2085,25 +2088,24 @@ static int iomem_kernel_image(unsigned long *start, unsigned long *end)
 static int reserved_pfns(unsigned long *pfns, int max)
 {
 	static uint64_t flags[4096];
-	unsigned long start, end, pfn, ps = pd_page_size(), *all = NULL, *more;
+	unsigned long pfn, ps = pd_page_size(), *all = NULL, *more;
 	size_t total = 0, cap = 0, n;
 	FILE *f = fopen("/proc/iomem", "r");
 	int fd = open("/proc/kpageflags", O_RDONLY), nr = 0;
-	char line[256];
+	struct pd_iomem r;
 	ssize_t got, i;
 
 	if (!f || fd < 0)
 		goto out;
-	while (fgets(line, sizeof(line), f)) {
-		if (line[0] == ' ' || !strstr(line, "System RAM") ||
-		    sscanf(line, "%lx-%lx", &start, &end) != 2)
+	while (pd_iomem_next(f, &r)) {
+		if (!pd_iomem_is_ram(&r))
 			continue;
-		for (pfn = start / ps; pfn <= end / ps; pfn += got) {
+		for (pfn = r.start / ps; pfn <= r.end / ps; pfn += got) {
 			got = pread(fd, flags, sizeof(flags), pfn * 8) / 8;
 			if (got <= 0)
 				break;
-			if (got > (ssize_t)(end / ps - pfn + 1))
-				got = end / ps - pfn + 1;
+			if (got > (ssize_t)(r.end / ps - pfn + 1))
+				got = r.end / ps - pfn + 1;
 			for (i = 0; i < got; i++) {
 				if (!(flags[i] & BIT64(KPF_RESERVED)))
 					continue;
@@ -2406,18 +2408,22 @@ TEST_F(pd, batch_list)
 	munmap(area, nr * self->page_size);
 }
 
-/* A range inside one THP: its 512 pages, each "ok", by one scan. */
+/*
+ * A range inside one THP: its first 512 pages (all of a 2 MiB one), each
+ * "ok", by one scan.
+ */
 TEST_F(pd, batch_range_thp)
 {
 	char *report = malloc(PD_BATCH_REPORT_SIZE), input[128];
-	unsigned long pfns[PD_THP_SIZE / 4096] = {}, nr, i;
+	unsigned long pfns[512] = {}, nr, i;
 	void *area;
 	char *thp = pd_map_thp(&area);
 
 	ASSERT_NE(NULL, report);
 	if (!thp)
 		SKIP(return, "no THP");
-	nr = PD_THP_SIZE / self->page_size;
+	nr = pd_pmd_size() / self->page_size;
+	nr = nr < ARRAY_SIZE(pfns) ? nr : ARRAY_SIZE(pfns);
 	for (i = 0; i < nr; i++)
 		pfns[i] = pagemap_pfn(0, thp + i * self->page_size);
 	ASSERT_EQ(pfns[0] + nr - 1, pfns[nr - 1]);
@@ -2435,20 +2441,22 @@ TEST_F(pd, batch_range_thp)
 		EXPECT_EQ(1, p.user_mappings);
 	}
 	free(report);
-	munmap(area, 2 * PD_THP_SIZE);
+	munmap(area, 2 * pd_pmd_size());
 }
 
 /*
- * Two 2 MiB hugetlb pages, each asked for whole as a range, in one query:
- * each of their 1024 pages once, a hugetlb page mapped once, ok, and the
- * first, a middle and the last page of each as its own query says.
+ * Two hugetlb pages of the default size (hugetlb_2m), the first 512 pages
+ * of each (all of a 2 MiB one) asked for as a range, in one query: each of
+ * those pages once, a hugetlb page mapped once, ok, and the first, a middle
+ * and the last page of each range as its own query says.
  */
 TEST_F(pd, batch_range_hugetlb)
 {
-	const unsigned long nr = PMD_SIZE_2M / self->page_size;
+	const size_t size = pd_pmd_size();
 	char *report = malloc(PD_BATCH_REPORT_SIZE), input[128], *huge;
 	long before = read_long(NR_HUGEPAGES);
-	unsigned char seen[2][PMD_SIZE_2M / 4096] = {};
+	unsigned char seen[2][512] = {};
+	unsigned long nr = size / self->page_size;
 	unsigned long pfn[2], i, k, missing = 0;
 	const char *line;
 	struct pd_batch_totals t;
@@ -2456,16 +2464,17 @@ TEST_F(pd, batch_range_hugetlb)
 
 	ASSERT_NE(NULL, report);
 	ASSERT_GE(before, 0);
+	nr = nr < ARRAY_SIZE(seen[0]) ? nr : ARRAY_SIZE(seen[0]);
 	ASSERT_EQ(0, write_long(NR_HUGEPAGES, before + 2));
-	huge = mmap(NULL, 2 * PMD_SIZE_2M, PROT_READ | PROT_WRITE,
+	huge = mmap(NULL, 2 * size, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 	if (huge == MAP_FAILED) {
 		write_long(NR_HUGEPAGES, before);
-		SKIP(return, "no two 2 MiB hugetlb pages");
+		SKIP(return, "no two hugetlb pages of %zu KiB", size >> 10);
 	}
-	memset(huge, 0x2f, 2 * PMD_SIZE_2M);
+	memset(huge, 0x2f, 2 * size);
 	for (k = 0; k < 2; k++)
-		pfn[k] = pagemap_pfn(0, huge + k * PMD_SIZE_2M);
+		pfn[k] = pagemap_pfn(0, huge + k * size);
 	snprintf(input, sizeof(input), "%#lx-%#lx %#lx-%#lx",
 		 pfn[1] * self->page_size, (pfn[1] + nr) * self->page_size - 1,
 		 pfn[0] * self->page_size, (pfn[0] + nr) * self->page_size - 1);
@@ -2474,7 +2483,7 @@ TEST_F(pd, batch_range_hugetlb)
 	ASSERT_EQ(0, pd_parse_batch(report, &t)) TH_LOG("%s", report);
 	EXPECT_EQ(2 * nr, t.pages);
 	EXPECT_EQ(2 * nr, t.ok) TH_LOG("%s", report);
-	/* Each line once, in one pass: the report has 1024 of them. */
+	/* Each line once, in one pass: the report has 2 * nr of them. */
 	for (line = report; line; line = pd_next_line(line)) {
 		if (!pd_parse_batch_line(line, &p))
 			continue;
@@ -2494,7 +2503,7 @@ TEST_F(pd, batch_range_hugetlb)
 		for (i = 0; i < nr; i++)
 			missing += !seen[k][i];
 	EXPECT_EQ(0, missing) TH_LOG("pages with no line: %lu", missing);
-	munmap(huge, 2 * PMD_SIZE_2M);
+	munmap(huge, 2 * size);
 	EXPECT_EQ(0, write_long(NR_HUGEPAGES, before));
 	free(report);
 }
@@ -2559,17 +2568,15 @@ TEST_F(pd, batch_virt_range)
 static int iomem_last_ram(unsigned long *start, unsigned long *end)
 {
 	FILE *f = fopen("/proc/iomem", "r");
-	unsigned long s, e;
-	char line[256];
+	struct pd_iomem r;
 	int ret = -1;
 
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (line[0] != ' ' && strstr(line, "System RAM") &&
-		    sscanf(line, "%lx-%lx", &s, &e) == 2 && (ret || e > *end)) {
-			*start = s;
-			*end = e;
+	while (pd_iomem_next(f, &r))
+		if (pd_iomem_is_ram(&r) && (ret || r.end > *end)) {
+			*start = r.start;
+			*end = r.end;
 			ret = 0;
 		}
 	fclose(f);
@@ -2591,7 +2598,7 @@ TEST_F(pd, batch_range_past_memory)
 	ASSERT_NE(NULL, report);
 	ASSERT_EQ(0, iomem_last_ram(&start, &end));
 	first = (end + 1) / self->page_size - 4;
-	last = first + 8 + 2 * PD_THP_SIZE / self->page_size;
+	last = first + 8 + 2 * pd_pmd_size() / self->page_size;
 	for (pfn = first; pfn <= last; pfn++)
 		no_page += pd_pfn_has_no_page(pfn);
 	ASSERT_NE(0, no_page);
@@ -3065,19 +3072,17 @@ TEST_F(pd, phys_beyond_memory)
 TEST_F(pd, phys_in_hole)
 {
 	const unsigned long section = 128UL << 20;
-	unsigned long start, end, ram[64][2], last = 0, addr;
+	unsigned long ram[64][2], last = pd_iomem_ram_end(), addr;
 	FILE *f = fopen("/proc/iomem", "r");
-	char line[256], input[64];
+	struct pd_iomem r;
+	char input[64];
 	int nr = 0, i;
 
 	ASSERT_NE(NULL, f);
-	while (fgets(line, sizeof(line), f) && nr < 64)
-		if (line[0] != ' ' && strstr(line, "System RAM") &&
-		    sscanf(line, "%lx-%lx", &start, &end) == 2) {
-			ram[nr][0] = start;
-			ram[nr++][1] = end;
-			if (end > last)
-				last = end;
+	while (nr < 64 && pd_iomem_next(f, &r))
+		if (pd_iomem_is_ram(&r)) {
+			ram[nr][0] = r.start;
+			ram[nr++][1] = r.end;
 		}
 	fclose(f);
 	for (addr = 0; addr + section <= last; addr += section) {

@@ -37,7 +37,6 @@
 #define FORKER_PAGES	64
 #define RELAYOUT_BURST	256		/* the relayouter's splits in a row */
 #define RECENT		64		/* recent pids and PFNs remembered */
-#define PMD_SIZE_2M	(2UL << 20)
 #define CG		"/sys/fs/cgroup"
 #define KSM		"/sys/kernel/mm/ksm/"
 #define SPLIT		"/sys/kernel/debug/split_huge_pages"
@@ -144,17 +143,17 @@ static void mapper(void)
 	PD_WRITE(sh->mapper, getpid());
 	while (!PD_READ(sh->stop)) {
 		double since = pd_now();
-		char *base = mmap(NULL, size + PMD_SIZE_2M, PROT_READ | PROT_WRITE,
+		char *base = mmap(NULL, size + pd_pmd_size(), PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 		if (base == MAP_FAILED)
 			continue;
 		op_done(OP_MMAP);
 		/* THP-aligned: keep the aligned part only. */
-		p = (char *)(((unsigned long)base + PMD_SIZE_2M - 1) & ~(PMD_SIZE_2M - 1));
+		p = pd_pmd_align(base);
 		if (p > base)
 			munmap(base, p - base);
-		munmap(p + size, base + PMD_SIZE_2M - p);
+		munmap(p + size, base + pd_pmd_size() - p);
 		/* Half of the time THPs, KSM-mergeable twins otherwise. */
 		if (rnd(&rng, 2)) {
 			madvise(p, size, MADV_HUGEPAGE);
@@ -242,12 +241,12 @@ static void relayouter(void)
 	uint64_t rng = getpid();
 	char *area, *table;
 
-	area = mmap(NULL, 2 * PMD_SIZE_2M, rw, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	area = mmap(NULL, 2 * pd_pmd_size(), rw, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (area == MAP_FAILED)
 		_exit(1);
-	table = (char *)(((unsigned long)area + PMD_SIZE_2M - 1) & ~(PMD_SIZE_2M - 1));
+	table = pd_pmd_align(area);
 	/* A PTE table, not a THP, whose first page is mapped. */
-	madvise(area, 2 * PMD_SIZE_2M, MADV_NOHUGEPAGE);
+	madvise(area, 2 * pd_pmd_size(), MADV_NOHUGEPAGE);
 	*table = 1;
 	while (!PD_READ(sh->stop)) {
 		double since = pd_now();

@@ -510,11 +510,11 @@ static int stay(void *unused)
  */
 TEST_F(corrupt, skewed_mm_id)
 {
+	unsigned long nr = pd_pmd_size() / self->page_size, pfn;
 	struct pd_child child = { 0 };
 	struct pd_summary s;
 	void *area = NULL;
-	unsigned long pfn;
-	char *thp, *page;
+	char *thp, *page, want[96];
 
 	if (!pd_no_page_mapcount())
 		SKIP(return, "per-mm mapcounts are judged at folio level only: NO_PAGE_MAPCOUNT");
@@ -522,15 +522,15 @@ TEST_F(corrupt, skewed_mm_id)
 	if (!thp)
 		SKIP(goto out, "could not get a PMD-mapped THP");
 	ASSERT_EQ(0, pd_child_start(&child, stay, NULL));
-	/* Here 512 PTEs map the folio, as mprotect() split the PMD; there one PMD. */
+	/* Here nr PTEs map the folio, as mprotect() split the PMD; there one PMD. */
 	ASSERT_EQ(0, mprotect(thp + self->page_size, self->page_size, PROT_READ));
 	page = thp + 2 * self->page_size;
 	pfn = pagemap_pfn(0, page);
 
 	ask(_metadata, self->report, pfn, &s);
 	EXPECT_STREQ("ok", s.verdict) TH_LOG("%s", self->report);
-	EXPECT_TRUE(has_pid_line(self->report, "per-mm mapcount: ", getpid(),
-				 ") 512, mappings found there 512"))
+	snprintf(want, sizeof(want), ") %lu, mappings found there %lu", nr, nr);
+	EXPECT_TRUE(has_pid_line(self->report, "per-mm mapcount: ", getpid(), want))
 		TH_LOG("%s", self->report);
 	EXPECT_TRUE(has_pid_line(self->report, "per-mm mapcount: ", child.pid,
 				 ") 1, mappings found there 1"))
@@ -544,7 +544,8 @@ TEST_F(corrupt, skewed_mm_id)
 	ask(_metadata, self->report, pfn, &s);
 	EXPECT_STREQ("mismatch", s.verdict) TH_LOG("%s", self->report);
 	EXPECT_EQ(1, s.culprits);
-	EXPECT_TRUE(pd_has_line(self->report, "verdict: mismatch, folio mapcount 513",
+	snprintf(want, sizeof(want), "verdict: mismatch, folio mapcount %lu", nr + 1);
+	EXPECT_TRUE(pd_has_line(self->report, want,
 				"a per-mm mapcount (MM_ID) counts more than its mm maps"))
 		TH_LOG("%s", self->report);
 	EXPECT_TRUE(has_pid_line(self->report, "culprit: ", child.pid,
@@ -552,15 +553,16 @@ TEST_F(corrupt, skewed_mm_id)
 		TH_LOG("%s", self->report);
 	EXPECT_FALSE(has_pid_line(self->report, "culprit: ", getpid(), ""))
 		TH_LOG("%s", self->report);
-	EXPECT_TRUE(has_pid_line(self->report, "per-mm mapcount: ", getpid(),
-				 ") 511, mappings found there 512 (a lower bound"))
+	snprintf(want, sizeof(want), ") %lu, mappings found there %lu (a lower bound",
+		 nr - 1, nr);
+	EXPECT_TRUE(has_pid_line(self->report, "per-mm mapcount: ", getpid(), want))
 		TH_LOG("%s", self->report);
 
 	expect_healed(_metadata, self->report, pfn);
 out:
 	if (child.pid > 0)
 		EXPECT_EQ(0, pd_child_end(&child));
-	munmap(area, 2 * PD_THP_SIZE);
+	munmap(area, 2 * pd_pmd_size());
 }
 
 /* A file at a path of about @len bytes, newlines in it, its folders made. */

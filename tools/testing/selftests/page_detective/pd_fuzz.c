@@ -634,18 +634,7 @@ int main(void)
 		(unsigned long long)rng);
 
 	task_size_max = pd_task_size_max();
-	end_paddr = 0;
-	f = fopen("/proc/iomem", "r");
-	if (f) {
-		char line[256];
-		unsigned long s, e;
-
-		while (fgets(line, sizeof(line), f))
-			if (line[0] != ' ' && strstr(line, "System RAM") &&
-			    sscanf(line, "%lx-%lx", &s, &e) == 2 && e + 1 > end_paddr)
-				end_paddr = e + 1;
-		fclose(f);
-	}
+	end_paddr = pd_iomem_ram_end();
 	anon = mmap(NULL, 64 * page_size, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!report || !again || !in || anon == MAP_FAILED || !end_paddr)

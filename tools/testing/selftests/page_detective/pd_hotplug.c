@@ -39,7 +39,6 @@
 
 #define CYCLES		20
 #define MEM		"/sys/devices/system/memory"
-#define THP_SIZE	(2UL << 20)
 #define SMALL_PAGES	256	/* the resident's small pages */
 #define FILL_CHUNK	(16UL << 20)
 #define OFFLINE_TRIES	10
@@ -346,19 +345,19 @@ static unsigned long pages_in_block(unsigned long addr, unsigned long nr, bool *
 	return n;
 }
 
-/* An anonymous mapping of @size at a multiple of THP_SIZE, or NULL. */
+/* An anonymous mapping of @size at a multiple of pd_pmd_size(), or NULL. */
 static char *map_aligned(size_t size, int advice)
 {
-	char *base = mmap(NULL, size + THP_SIZE, PROT_READ | PROT_WRITE,
+	char *base = mmap(NULL, size + pd_pmd_size(), PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	char *p;
 
 	if (base == MAP_FAILED)
 		return NULL;
-	p = (char *)(((unsigned long)base + THP_SIZE - 1) & ~(THP_SIZE - 1));
+	p = pd_pmd_align(base);
 	if (p > base)
 		munmap(base, p - base);
-	munmap(p + size, base + THP_SIZE - p);
+	munmap(p + size, base + pd_pmd_size() - p);
 	madvise(p, size, advice);
 	return p;
 }
@@ -377,7 +376,7 @@ static void fill_node(unsigned long limit)
 	bool *in = malloc(nr);
 	char *chunk;
 
-	per_thp = THP_SIZE / page_size;
+	per_thp = pd_pmd_size() / page_size;
 	while (in && filled < limit) {
 		chunk = map_aligned(FILL_CHUNK, advice);
 		if (!chunk)
@@ -393,7 +392,7 @@ static void fill_node(unsigned long limit)
 				continue;
 			if (advice == MADV_HUGEPAGE && !(i % per_thp)) {
 				/* A THP, whole: it is as aligned as the block. */
-				madvise(chunk + i * page_size, THP_SIZE, MADV_DONTNEED);
+				madvise(chunk + i * page_size, pd_pmd_size(), MADV_DONTNEED);
 				i += per_thp - 1;
 			} else {
 				madvise(chunk + i * page_size, page_size, MADV_DONTNEED);
@@ -412,13 +411,13 @@ static void touch_again(char *thp, char *small)
 {
 	unsigned long i;
 
-	madvise(thp, THP_SIZE, MADV_DONTNEED);
+	madvise(thp, pd_pmd_size(), MADV_DONTNEED);
 	madvise(small, SMALL_PAGES * page_size, MADV_DONTNEED);
-	memset(thp, 0x5a, THP_SIZE);
+	memset(thp, 0x5a, pd_pmd_size());
 	for (i = 0; i < SMALL_PAGES; i++)
 		small[i * page_size] = (char)i;
 	PD_WRITE(sh->in_block,
-		 pages_in_block((unsigned long)thp, THP_SIZE / page_size, NULL) +
+		 pages_in_block((unsigned long)thp, pd_pmd_size() / page_size, NULL) +
 		 pages_in_block((unsigned long)small, SMALL_PAGES, NULL));
 }
 
@@ -434,7 +433,7 @@ static void resident(unsigned long fill_limit)
 		syscall(SYS_set_mempolicy, MPOL_BIND, &mask, sizeof(mask) * 8);
 	}
 	fill_node(fill_limit);
-	thp = map_aligned(THP_SIZE, MADV_HUGEPAGE);
+	thp = map_aligned(pd_pmd_size(), MADV_HUGEPAGE);
 	small = map_aligned(SMALL_PAGES * page_size, MADV_NOHUGEPAGE);
 	if (!thp || !small)
 		_exit(1);
@@ -529,7 +528,7 @@ static void querier(void)
 	for (i = 0; !PD_READ(sh->stop); i++) {
 		pid = PD_READ(sh->resident);
 		if (rnd(&rng, 2))
-			addr = PD_READ(sh->thp) + rnd(&rng, THP_SIZE / page_size) * page_size;
+			addr = PD_READ(sh->thp) + rnd(&rng, pd_pmd_size() / page_size) * page_size;
 		else
 			addr = PD_READ(sh->small) + rnd(&rng, SMALL_PAGES) * page_size;
 		switch (i % 4) {
@@ -807,7 +806,7 @@ int main(void)
 	pd_info("figures: resident pages in the block at offline: min %lu, mean %lu of %lu (in the block at %lu of %lu cycles)\n",
 		in_block_min == ~0UL ? 0 : in_block_min,
 		ran ? in_block_sum / ran : 0,
-		THP_SIZE / page_size + SMALL_PAGES, in_block_cycles, ran);
+		pd_pmd_size() / page_size + SMALL_PAGES, in_block_cycles, ran);
 
 	ksft_test_result(!timeouts,
 			 "hotplug: every offline finished within %d s (%lu did not)\n",

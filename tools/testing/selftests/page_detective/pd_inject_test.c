@@ -519,7 +519,7 @@ TEST_F(inject, mm_id_refused_without_another_mm)
 	}
 	EXPECT_EQ(-ENOENT, pd_inject("undo"));
 	if (area)
-		munmap(area, 2 * PD_THP_SIZE);
+		munmap(area, 2 * pd_pmd_size());
 }
 
 /* No counter of userspace shows the reference: undo must be taken. */

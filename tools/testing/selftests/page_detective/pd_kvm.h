@@ -145,7 +145,7 @@ static inline void vm_destroy(struct vm *vm)
 	if (vm->main && vm->main != MAP_FAILED)
 		munmap(vm->main, MAIN_SIZE);
 	if (vm->thp_area)
-		munmap(vm->thp_area, 2 * PD_THP_SIZE);
+		munmap(vm->thp_area, 2 * pd_pmd_size());
 }
 
 #ifdef __x86_64__

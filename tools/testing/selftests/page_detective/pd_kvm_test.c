@@ -34,6 +34,7 @@
 /* Slot 1: a THP, 2 MiB at 2 MiB. */
 #define THP_SLOT	1
 #define THP_GPA		0x200000UL
+#define THP_SIZE	0x200000UL
 
 /* kvm_amd's npt parameter: 'Y' (the TDP MMU), 'N' (the shadow MMU), or 0. */
 static char kvm_amd_npt(void)
@@ -576,10 +577,13 @@ TEST_F(kvm, thp_2m)
 	const char *line;
 	unsigned long pfn;
 
+	if (pd_pmd_size() != THP_SIZE)
+		SKIP(return, "the VM's THP slot is 2 MiB, a PMD's THP here %lu KiB",
+		     pd_pmd_size() >> 10);
 	vm->thp = pd_map_thp(&vm->thp_area);
 	if (!vm->thp)
 		SKIP(return, "no THP to back guest memory");
-	ASSERT_EQ(0, set_slot(vm, THP_SLOT, THP_GPA, vm->thp, PD_THP_SIZE, 0));
+	ASSERT_EQ(0, set_slot(vm, THP_SLOT, THP_GPA, vm->thp, THP_SIZE, 0));
 	ASSERT_EQ(0, vm_write_pages(vm, THP_GPA, offsets, 1, 0x55));
 	ASSERT_EQ(0x55, (unsigned char)vm->thp[0x1000]);
 	pfn = pagemap_pfn(0, vm->thp + 0x1000);

@@ -22,7 +22,6 @@
 #include "pd_util.h"
 #include "../kselftest.h"
 
-#define PMD_SIZE_2M	(2UL << 20)
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ	22
 #endif
@@ -152,17 +151,15 @@ static void add_range(struct sweep *s, unsigned long first, unsigned long last,
 static unsigned long scan_iomem(struct sweep *s)
 {
 	unsigned long start, end, last_end = 0, first = ~0UL;
-	char line[256];
 	FILE *f = fopen("/proc/iomem", "r");
+	struct pd_iomem r;
 
 	if (!f)
 		ksft_exit_fail_perror("/proc/iomem");
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, " %lx-%lx", &start, &end) != 2)
-			continue;
-		start /= page_size;
-		end /= page_size;
-		if (line[0] != ' ' && strstr(line, "System RAM")) {
+	while (pd_iomem_next(f, &r)) {
+		start = r.start / page_size;
+		end = r.end / page_size;
+		if (pd_iomem_is_ram(&r)) {
 			if (start < first)
 				first = start;
 			add_pfn(s, start, K_EDGE);
@@ -173,10 +170,9 @@ static unsigned long scan_iomem(struct sweep *s)
 				add_range(s, last_end + 1, start - 1, 8, K_HOLE);
 			if (end > last_end)
 				last_end = end;
-		} else if (strstr(line, "Kernel code")) {
+		} else if (!strcmp(r.name, "Kernel code")) {
 			add_range(s, start, end, s->per_kind, K_KERNEL_CODE);
-		} else if (strstr(line, "Kernel rodata") || strstr(line, "Kernel data") ||
-			   strstr(line, "Kernel bss")) {
+		} else if (!strncmp(r.name, "Kernel ", 7)) {
 			add_range(s, start, end, s->per_kind / 3, K_KERNEL_DATA);
 		}
 	}
@@ -400,15 +396,15 @@ struct made {
 static void make_pages(struct made *m)
 {
 	char path[] = "/tmp/pd_sweep.XXXXXX";
-	size_t thp_size = 4 * PMD_SIZE_2M;
+	size_t thp_size = 4 * pd_pmd_size();
 	char *p;
 	int fd;
 
 	/* THP: aligned, advised, touched. */
-	p = mmap(NULL, thp_size + PMD_SIZE_2M, PROT_READ | PROT_WRITE,
+	p = mmap(NULL, thp_size + pd_pmd_size(), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p != MAP_FAILED) {
-		m->thp = (char *)(((unsigned long)p + PMD_SIZE_2M - 1) & ~(PMD_SIZE_2M - 1));
+		m->thp = pd_pmd_align(p);
 		madvise(m->thp, thp_size, MADV_HUGEPAGE);
 		memset(m->thp, 0x3c, thp_size);
 	}
@@ -420,11 +416,11 @@ static void make_pages(struct made *m)
 
 		snprintf(val, sizeof(val), "%ld", m->hugepages_before + 2);
 		pd_write_file("/proc/sys/vm/nr_hugepages", val);
-		p = mmap(NULL, 2 * PMD_SIZE_2M, PROT_READ | PROT_WRITE,
+		p = mmap(NULL, 2 * pd_pmd_size(), PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 		if (p != MAP_FAILED) {
 			m->huge = p;
-			memset(p, 0x4d, 2 * PMD_SIZE_2M);
+			memset(p, 0x4d, 2 * pd_pmd_size());
 		}
 	}
 
@@ -451,7 +447,7 @@ static void unmake_pages(struct made *m)
 	char val[32];
 
 	if (m->huge)
-		munmap(m->huge, 2 * PMD_SIZE_2M);
+		munmap(m->huge, 2 * pd_pmd_size());
 	if (m->hugepages_before >= 0) {
 		snprintf(val, sizeof(val), "%ld", m->hugepages_before);
 		pd_write_file("/proc/sys/vm/nr_hugepages", val);
@@ -551,18 +547,18 @@ static int large_process(void *arg)
 	for (i = 0; i < anon; i += page_size)
 		if ((i / page_size) % 7)
 			p[i] = 1;
-	/* A THP, mapped by a PMD: the aligned 2 MiB of a 4 MiB mapping. */
-	p = mmap(NULL, 2 * PMD_SIZE_2M, PROT_READ | PROT_WRITE,
+	/* A THP, mapped by a PMD: the aligned PMD range of a mapping of two. */
+	p = mmap(NULL, 2 * pd_pmd_size(), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return 1;
-	buf = (char *)(((unsigned long)p + PMD_SIZE_2M - 1) & ~(PMD_SIZE_2M - 1));
+	buf = pd_pmd_align(p);
 	if (buf > p)
 		munmap(p, buf - p);
-	munmap(buf + PMD_SIZE_2M, p + PMD_SIZE_2M - buf);
+	munmap(buf + pd_pmd_size(), p + pd_pmd_size() - buf);
 	p = buf;
-	madvise(p, PMD_SIZE_2M, MADV_HUGEPAGE);
-	memset(p, 2, PMD_SIZE_2M);
+	madvise(p, pd_pmd_size(), MADV_HUGEPAGE);
+	memset(p, 2, pd_pmd_size());
 	/* Read-only faults map the shared zero page. */
 	p = mmap(NULL, 64 * page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED || madvise(p, 64 * page_size, MADV_POPULATE_READ))

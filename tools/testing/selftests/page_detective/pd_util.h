@@ -574,27 +574,50 @@ static inline uint64_t kpage_read(const char *file, unsigned long pfn)
 	return val;
 }
 
-#define PD_THP_SIZE	(2UL << 20)
+/* A resource of /proc/iomem (its addresses are root's to read). */
+struct pd_iomem {
+	unsigned long start, end;	/* physical, both inclusive */
+	bool top;			/* top level, not a child */
+	char name[64];
+};
 
-/*
- * A PMD-mapped anonymous THP, aligned inside a mapping of twice its size
- * that *@area is set to (to munmap() whole), or NULL (the test then skips).
- */
-static inline char *pd_map_thp(void **area)
+/* The next resource of @f, /proc/iomem open: true, or false at its end. */
+static inline bool pd_iomem_next(FILE *f, struct pd_iomem *r)
 {
-	char *p = mmap(NULL, 2 * PD_THP_SIZE, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *thp;
+	char line[256];
+	int name = 0;
 
-	if (p == MAP_FAILED)
-		return NULL;
-	*area = p;
-	thp = (char *)(((unsigned long)p + PD_THP_SIZE - 1) & ~(PD_THP_SIZE - 1));
-	madvise(thp, PD_THP_SIZE, MADV_HUGEPAGE);
-	memset(thp, 0x3d, PD_THP_SIZE);
-	if (!(kpage_read("kpageflags", pagemap_pfn(0, thp)) & BIT64(KPF_THP)))
-		return NULL;
-	return thp;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " %lx-%lx : %n", &r->start, &r->end, &name) != 2 || !name)
+			continue;
+		r->top = line[0] != ' ';
+		line[strcspn(line, "\n")] = 0;
+		snprintf(r->name, sizeof(r->name), "%s", line + name);
+		return true;
+	}
+	return false;
+}
+
+/* Whether @r is a range of memory: System RAM, at the top level. */
+static inline bool pd_iomem_is_ram(const struct pd_iomem *r)
+{
+	return r->top && !strcmp(r->name, "System RAM");
+}
+
+/* The end of memory: past the last byte of System RAM, or 0. */
+static inline unsigned long pd_iomem_ram_end(void)
+{
+	FILE *f = fopen("/proc/iomem", "r");
+	unsigned long end = 0;
+	struct pd_iomem r;
+
+	if (!f)
+		return 0;
+	while (pd_iomem_next(f, &r))
+		if (pd_iomem_is_ram(&r) && r.end + 1 > end)
+			end = r.end + 1;
+	fclose(f);
+	return end;
 }
 
 /*
@@ -606,6 +629,37 @@ static inline unsigned long pd_pmd_size(void)
 	return pd_page_size() / 8 * pd_page_size();
 }
 
+/* @p rounded up to the start of a PMD range. */
+static inline char *pd_pmd_align(const void *p)
+{
+	unsigned long pmd = pd_pmd_size();
+
+	return (char *)(((unsigned long)p + pmd - 1) & ~(pmd - 1));
+}
+
+/*
+ * A PMD-mapped anonymous THP of pd_pmd_size(), aligned inside a mapping of
+ * twice its size that *@area is set to (to munmap() whole), or NULL (the
+ * test then skips).
+ */
+static inline char *pd_map_thp(void **area)
+{
+	unsigned long size = pd_pmd_size();
+	char *p = mmap(NULL, 2 * size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *thp;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	*area = p;
+	thp = pd_pmd_align(p);
+	madvise(thp, size, MADV_HUGEPAGE);
+	memset(thp, 0x3d, size);
+	if (!(kpage_read("kpageflags", pagemap_pfn(0, thp)) & BIT64(KPF_THP)))
+		return NULL;
+	return thp;
+}
+
 /* @size bytes of @fd (or anonymous) mapped at the start of a PMD range. */
 static inline char *pd_mmap_in_pmd(unsigned long size, int prot, int flags, int fd)
 {
@@ -615,7 +669,7 @@ static inline char *pd_mmap_in_pmd(unsigned long size, int prot, int flags, int 
 
 	if (area == MAP_FAILED)
 		return NULL;
-	p = (char *)(((unsigned long)area + pmd - 1) & ~(pmd - 1));
+	p = pd_pmd_align(area);
 	if (mmap(p, size, prot, flags | MAP_FIXED, fd, 0) == MAP_FAILED) {
 		munmap(area, pmd + size);
 		return NULL;
