@@ -476,29 +476,54 @@ unsigned long floor_loop(const uint64_t *w, unsigned long n,
 }
 
 /*
- * Two loops beside the floor, written with x86_64's pte_none(),
- * pte_present() and pte_pfn() (which un-inverts a PROT_NONE entry's PFN),
- * inlined as the kernel's -O2 build inlines them: the test of each entry
- * that pd_user_pte_table() used to make, three branches an entry, and the
- * test of a whole table it makes now, pd_pte_table_may_map(), with none
- * but the loop's.  Under TCG every branch ends a translated block.
+ * Two loops beside the floor, written with the architecture's pte_none(),
+ * pte_present() and pte_pfn(), inlined as the kernel's -O2 build inlines
+ * them: the test of each entry that pd_user_pte_table() used to make,
+ * three branches an entry, and the test of a whole table it makes now,
+ * pd_pte_table_may_map(), with none but the loop's.  Under TCG every branch
+ * ends a translated block.  MODEL_PTE is a present entry of PFN 0.
  */
-static inline uint64_t x86_pte_pfn(uint64_t v)
+#if defined(__x86_64__)
+#define MODEL_PTE	0x67ULL		/* present, RW, user, accessed, dirty */
+
+static inline uint64_t model_pte_pfn(uint64_t v)
 {
 	uint64_t invert = v && !(v & 1) ? ~0ULL : 0;	/* protnone_mask() */
 
 	return ((v ^ invert) >> 12) & ((1ULL << 40) - 1);
 }
 
-static inline bool x86_pte_none(uint64_t v)
+static inline bool model_pte_none(uint64_t v)
 {
 	return !(v & ~0x60ULL);			/* but the KNL erratum bits */
 }
 
-static inline bool x86_pte_present(uint64_t v)
+static inline bool model_pte_present(uint64_t v)
 {
 	return v & 0x101;			/* present or PROT_NONE */
 }
+#elif defined(__aarch64__)
+/* 4 KiB pages, 48-bit physical addresses, as harness/guest-arm64.config. */
+#define MODEL_PTE	0x403ULL	/* valid, page, access flag */
+
+static inline uint64_t model_pte_pfn(uint64_t v)
+{
+	return (v >> 12) & ((1ULL << 36) - 1);	/* PTE_ADDR_LOW */
+}
+
+static inline bool model_pte_none(uint64_t v)
+{
+	return !v;
+}
+
+static inline bool model_pte_present(uint64_t v)
+{
+	/* valid, or PTE_PRESENT_INVALID (nG) without it: PROT_NONE */
+	return v & 0x801;
+}
+#else
+#error "pd_bench: no model of this architecture's PTEs"
+#endif
 
 static __attribute__((noipa, optimize("no-tree-vectorize")))
 unsigned long per_entry_loop(const uint64_t *w, unsigned long n,
@@ -509,10 +534,10 @@ unsigned long per_entry_loop(const uint64_t *w, unsigned long n,
 	for (i = 0; i < n; i++) {
 		uint64_t v = load(&w[i]);
 
-		if (x86_pte_none(v))
+		if (model_pte_none(v))
 			continue;
-		if (x86_pte_present(v)) {
-			if (x86_pte_pfn(v) == pfn)
+		if (model_pte_present(v)) {
+			if (model_pte_pfn(v) == pfn)
 				hits++;
 		} else {
 			hits++;				/* a swap entry */
@@ -521,9 +546,9 @@ unsigned long per_entry_loop(const uint64_t *w, unsigned long n,
 	return hits;
 }
 
-static inline bool x86_pte_may_map(uint64_t v, uint64_t pfn)
+static inline bool model_pte_may_map(uint64_t v, uint64_t pfn)
 {
-	return (x86_pte_pfn(v) == pfn) | (!x86_pte_none(v) & !x86_pte_present(v));
+	return (model_pte_pfn(v) == pfn) | (!model_pte_none(v) & !model_pte_present(v));
 }
 
 /* Four entries a turn, as pd_pte_table_may_map() takes them. */
@@ -535,12 +560,12 @@ unsigned long table_loop(const uint64_t *w, unsigned long n,
 	bool may = false;
 
 	for (i = 0; i + 4 <= n; i += 4)
-		may |= x86_pte_may_map(load(&w[i]), pfn) |
-		       x86_pte_may_map(load(&w[i + 1]), pfn) |
-		       x86_pte_may_map(load(&w[i + 2]), pfn) |
-		       x86_pte_may_map(load(&w[i + 3]), pfn);
+		may |= model_pte_may_map(load(&w[i]), pfn) |
+		       model_pte_may_map(load(&w[i + 1]), pfn) |
+		       model_pte_may_map(load(&w[i + 2]), pfn) |
+		       model_pte_may_map(load(&w[i + 3]), pfn);
 	for (; i < n; i++)
-		may |= x86_pte_may_map(load(&w[i]), pfn);
+		may |= model_pte_may_map(load(&w[i]), pfn);
 	return may;
 }
 
@@ -564,7 +589,7 @@ static uint64_t floor_ns(unsigned long n, enum floor_kind kind)
 	if (w == MAP_FAILED)
 		return 0;
 	for (i = 0; i < n; i++)
-		w[i] = ((i + 0x100000) << 12) | 0x67;
+		w[i] = ((i + 0x100000) << 12) | MODEL_PTE;
 	start = now_ns();
 	switch (kind) {
 	case FLOOR:
