@@ -17,6 +17,25 @@
 
 #include "pd.h"
 
+/*
+ * Where the direct map ends: at high_memory, the end of the memory present
+ * at boot, unless memory can be hot-added.  x86 moves high_memory past the
+ * memory it adds, arm64 does not, and maps that memory in its linear map
+ * all the same: then the direct map reaches as far as memory can be
+ * plugged with a mapping.
+ */
+static unsigned long pd_direct_map_end(void)
+{
+	unsigned long end = (unsigned long)high_memory;
+#ifdef CONFIG_MEMORY_HOTPLUG
+	struct range pluggable = mhp_get_pluggable_range(true);
+
+	if (pluggable.end > pluggable.start)
+		end = max(end, (unsigned long)__va(pluggable.end) + 1);
+#endif
+	return end;
+}
+
 /**
  * pd_kernel_direct - whether a kernel address is one of the direct map
  * @addr: the address
@@ -25,7 +44,7 @@
  */
 bool pd_kernel_direct(unsigned long addr)
 {
-	return addr >= PAGE_OFFSET && addr < (unsigned long)high_memory;
+	return addr >= PAGE_OFFSET && addr < pd_direct_map_end();
 }
 
 /*
@@ -256,8 +275,8 @@ int pd_kernel_scan(struct pd_query *q)
 
 	err = walk_kernel_page_tables(0, PAGE_OFFSET, &pd_kernel_ops, q);
 	if (!err)
-		err = walk_kernel_page_tables((unsigned long)high_memory,
-					      ULONG_MAX, &pd_kernel_ops, q);
+		err = walk_kernel_page_tables(pd_direct_map_end(), ULONG_MAX,
+					      &pd_kernel_ops, q);
 	return err;
 }
 
@@ -385,7 +404,7 @@ int pd_kernel_lookup(struct pd_query *q, unsigned long vaddr,
 			       leaf->level);
 	else
 		seq_buf_puts(&q->s, "leaf: none, nothing is mapped there\n");
-	if (pd_kernel_direct(vaddr)) {
+	if (pd_kernel_direct(vaddr) && pfn_valid(PHYS_PFN(__pa(vaddr)))) {
 		leaf->present = true;
 		leaf->pfn = PHYS_PFN(__pa(vaddr));
 		seq_buf_printf(&q->s, "leaf: a direct map address, of pfn %#lx\n",

@@ -3100,6 +3100,56 @@ TEST_F(pd, phys_in_hole)
 		TH_LOG("%s", self->report);
 }
 
+/* The lines of @report that start with "kernel: " and name @what. */
+static int kernel_lines(const char *report, const char *what)
+{
+	const char *line;
+	char buf[256];
+	int n = 0;
+
+	for (line = report; line && *line; line = pd_next_line(line)) {
+		snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(line, "\n"), line);
+		n += !strncmp(buf, "kernel: ", 8) && strstr(buf, what);
+	}
+	return n;
+}
+
+/*
+ * Memory added after boot (the arm64 guests' virtio-mem, harness/boot):
+ * the direct map maps its pages where it maps every page, past
+ * high_memory on arm64, which leaves it at the end of boot memory.  Each
+ * of 16 pages spread over the first such range has one direct map line,
+ * and no kernel mapping in no known area ("other").
+ */
+TEST_F(pd, hot_added_memory)
+{
+	unsigned long first = 0, last = 0, pfn, answered = 0;
+	FILE *f = fopen("/proc/iomem", "r");
+	struct pd_iomem r;
+	int i;
+
+	ASSERT_NE(NULL, f);
+	while (!last && pd_iomem_next(f, &r))
+		if (!r.top && pd_iomem_is_ram(&r)) {
+			first = r.start / self->page_size;
+			last = r.end / self->page_size;
+		}
+	fclose(f);
+	if (!last)
+		SKIP(return, "no memory added after boot (the arm64 guests have virtio-mem)");
+	for (i = 0; i < 16; i++) {
+		pfn = first + (last - first) * i / 15;
+		if (pd_phys(pfn, self->report, PD_REPORT_SIZE))
+			continue;	/* offline */
+		answered++;
+		EXPECT_EQ(1, kernel_lines(self->report, " direct map"))
+			TH_LOG("%s", self->report);
+		EXPECT_EQ(0, kernel_lines(self->report, " other"))
+			TH_LOG("%s", self->report);
+	}
+	EXPECT_LT(0UL, answered);
+}
+
 /* ---- Privilege and concurrency --------------------------------------------- */
 
 /* In a child: drop CAP_SYS_ADMIN, or all of root; open must fail. */

@@ -598,10 +598,15 @@ static inline bool pd_iomem_next(FILE *f, struct pd_iomem *r)
 	return false;
 }
 
-/* Whether @r is a range of memory: System RAM, at the top level. */
+/*
+ * Whether @r is a range of memory: System RAM, at the top level, or
+ * hot-added by a driver into a region of its device ("System RAM
+ * (virtio_mem)", "System RAM (kmem)"), a child of it.
+ */
 static inline bool pd_iomem_is_ram(const struct pd_iomem *r)
 {
-	return r->top && !strcmp(r->name, "System RAM");
+	return r->top ? !strcmp(r->name, "System RAM") :
+			!strncmp(r->name, "System RAM (", 12);
 }
 
 /* The end of memory: past the last byte of System RAM, or 0. */
