@@ -26,7 +26,9 @@
  * cycles.
  *
  * It skips on a kernel without CONFIG_MEMORY_HOTREMOVE, and fails on one
- * with it where no block can go offline (boot with movablecore=).
+ * with it where no block can go offline (boot with movablecore=, or, on
+ * arm64, which will not take boot memory offline, add memory: virtio-mem,
+ * as harness/boot does).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
