@@ -1533,23 +1533,25 @@ TEST_F(pd, posix_spawn_child_shares_mm)
 	munmap(page, self->page_size);
 }
 
-#define PUD_SIZE_1G	(1024 * 1024 * 1024UL)
-
-/* @fd mapped MAP_SHARED over a whole PUD-aligned 1 GiB, or NULL. */
+/*
+ * @fd mapped MAP_SHARED over a whole PUD-aligned PUD range (1 GiB with
+ * 4 KiB pages, 64 GiB with 16 KiB ones), or NULL.
+ */
 static char *map_pud_aligned(int fd)
 {
-	char *area = mmap(NULL, 2 * PUD_SIZE_1G, PROT_NONE,
+	unsigned long pud = pd_pud_size();
+	char *area = mmap(NULL, 2 * pud, PROT_NONE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	char *aligned, *p;
 
 	if (area == MAP_FAILED)
 		return NULL;
-	aligned = (char *)(((unsigned long)area + PUD_SIZE_1G - 1) & ~(PUD_SIZE_1G - 1));
-	p = mmap(aligned, PUD_SIZE_1G, PROT_READ | PROT_WRITE,
+	aligned = (char *)(((unsigned long)area + pud - 1) & ~(pud - 1));
+	p = mmap(aligned, pud, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd, 0);
 	if (aligned > area)
 		munmap(area, aligned - area);
-	munmap(aligned + PUD_SIZE_1G, area + PUD_SIZE_1G - aligned);
+	munmap(aligned + pud, area + pud - aligned);
 	return p == MAP_FAILED ? NULL : p;
 }
 
@@ -1571,7 +1573,7 @@ TEST_F(pd, hugetlb_pmd_shared)
 	ASSERT_EQ(0, write_long(NR_HUGEPAGES, before + 1));
 	fd = memfd_create("pd_pmd_share", MFD_HUGETLB);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, ftruncate(fd, PUD_SIZE_1G));
+	ASSERT_EQ(0, ftruncate(fd, pd_pud_size()));
 	huge = map_pud_aligned(fd);
 	ASSERT_NE(NULL, huge);
 	memset(huge, 0x5a, self->page_size);
@@ -1589,7 +1591,7 @@ TEST_F(pd, hugetlb_pmd_shared)
 	EXPECT_TRUE(pd_has_line(self->report, "user: ", "(page table shared)"))
 		TH_LOG("%s", self->report);
 	EXPECT_EQ(0, pd_child_end(&child));
-	munmap(huge, PUD_SIZE_1G);
+	munmap(huge, pd_pud_size());
 	close(fd);
 	EXPECT_EQ(0, write_long(NR_HUGEPAGES, before));
 }

@@ -634,6 +634,15 @@ static inline unsigned long pd_pmd_size(void)
 	return pd_page_size() / 8 * pd_page_size();
 }
 
+/*
+ * What one PMD table maps, a PUD entry's range: 1 GiB with 4 KiB pages,
+ * 64 GiB with 16 KiB ones, 4 TiB with 64 KiB ones.
+ */
+static inline unsigned long pd_pud_size(void)
+{
+	return pd_page_size() / 8 * pd_pmd_size();
+}
+
 /* @p rounded up to the start of a PMD range. */
 static inline char *pd_pmd_align(const void *p)
 {
