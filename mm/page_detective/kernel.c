@@ -404,7 +404,8 @@ int pd_kernel_lookup(struct pd_query *q, unsigned long vaddr,
 			       leaf->level);
 	else
 		seq_buf_puts(&q->s, "leaf: none, nothing is mapped there\n");
-	if (pd_kernel_direct(vaddr) && pfn_valid(PHYS_PFN(__pa(vaddr)))) {
+	/* Past memory the direct map's region names no page: __pa() is not for it. */
+	if (pd_kernel_direct(vaddr) && virt_addr_valid((void *)vaddr)) {
 		leaf->present = true;
 		leaf->pfn = PHYS_PFN(__pa(vaddr));
 		seq_buf_printf(&q->s, "leaf: a direct map address, of pfn %#lx\n",
