@@ -115,6 +115,19 @@ static inline bool pd_kernel_wants(struct pd_query *q, unsigned long pfn)
 }
 
 /*
+ * Whether any of @nr kernel PTEs from @pte may map a page the walk looks
+ * for: the pages of a batch's scan, or q->pfn, as pd_kernel_wants() says
+ * (a query's folio is not known yet: see pd_kernel_mappings()).
+ */
+static bool pd_kernel_table_may_map(struct pd_query *q, pte_t *pte,
+				    unsigned int nr)
+{
+	if (q->targets)
+		return pd_pte_table_may_map(pte, nr, q);
+	return pd_pte_range_may_map(pte, nr, q->pfn, 1);
+}
+
+/*
  * Whether a kernel PTE maps its page for the MMU.  pte_present() is not
  * enough: arm64 takes a page out of the kernel's map (DEBUG_PAGEALLOC,
  * KFENCE, set_memory_valid()) by making its entry present but invalid,
@@ -166,8 +179,12 @@ static int pd_kernel_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
 	/*
 	 * @next is ULONG_MAX for the last table of the address space, which
 	 * no page address reaches: the address wraps to 0 after its last page.
+	 * Almost no table maps the query's pages: tested whole first, as the
+	 * scan tests a process's tables.
 	 */
 	pte = pte_offset_kernel(pmd, addr);
+	if (!pd_kernel_table_may_map(q, pte, ((next - 1 - addr) >> PAGE_SHIFT) + 1))
+		return 0;
 	do {
 		pte_t entry = ptep_get(pte);
 

@@ -47,6 +47,12 @@ struct pd_prescan_walk {
 	struct mm_struct *mm;
 	struct pd_prescan *ps;
 	unsigned int tables;		/* read in this stretch */
+	/*
+	 * The end of the VMA the last look into the maple tree found: up to
+	 * there an empty PMD entry is passed over, past it one asks where the
+	 * next VMA is.
+	 */
+	unsigned long vma_end;
 };
 
 /*
@@ -142,9 +148,40 @@ static void pd_prescan_pte_table(struct pd_prescan_walk *pw, pmd_t pmd,
 }
 
 /*
+ * Where to go on from @addr, where the page tables are empty: the PMD
+ * range of the next VMA.  A process's VMAs lie in a few clusters far
+ * apart, and a descent a PGD or P4D slot at a time would cost more than
+ * the tables; so would reading each PMD table to its end past the last VMA
+ * of a cluster (a small process has three PMD tables: some 770 entries, of
+ * which 13 meet a VMA).
+ * What lies wholly between VMAs the locked scan does not read either
+ * (user.c).  The maple tree is read under RCU, as a hint: a VMA mapped
+ * since is the race every report has.  The VMA found, its end, is kept in
+ * @pw->vma_end.
+ */
+static unsigned long pd_prescan_skip_gap(struct pd_prescan_walk *pw,
+					 unsigned long addr, unsigned long end)
+{
+	MA_STATE(mas, &pw->mm->mm_mt, addr, addr);
+	unsigned long next = end;
+
+	if (addr >= end)
+		return end;
+	rcu_read_lock();
+	if (mas_find(&mas, end - 1)) {
+		next = max(addr, mas.index & PMD_MASK);
+		pw->vma_end = mas.last + 1;
+	}
+	rcu_read_unlock();
+	return next;
+}
+
+/*
  * The entries of the PMD table that @pud points to, from @addr (a PMD's
- * start) to @end, or until PD_PRESCAN_TABLES PTE tables are read.
- * Return: where it stopped.
+ * start) to @end, or until PD_PRESCAN_TABLES PTE tables are read, or until
+ * an empty entry past the last VMA sends the walk to the next VMA's PMD
+ * range, within this table or beyond it.
+ * Return: where the next descent begins.
  */
 static unsigned long pd_prescan_pmds(struct pd_prescan_walk *pw, pud_t *pudp,
 				     pud_t pud, unsigned long addr,
@@ -153,12 +190,19 @@ static unsigned long pd_prescan_pmds(struct pd_prescan_walk *pw, pud_t *pudp,
 	pmd_t *pmdp = pmd_offset_lockless(pudp, pud, addr);
 	unsigned long next;
 
-	for (; addr != end; pmdp++, addr = next) {
+	/* Each step goes to next's entry: the next one, or past a gap. */
+	for (; addr != end; pmdp += (next - addr) >> PMD_SHIFT, addr = next) {
 		pmd_t pmd = pmdp_get_lockless(pmdp);
 
 		next = pmd_addr_end(addr, end);
-		if (pmd_none(pmd))
+		if (pmd_none(pmd)) {
+			if (addr < pw->vma_end)
+				continue;
+			next = pd_prescan_skip_gap(pw, next, TASK_SIZE_MAX);
+			if (next >= end)
+				return next;
 			continue;
+		}
 		if (!pmd_present(pmd) || pmd_leaf(pmd)) {
 			pd_prescan_leaf(pw, pmd_present(pmd), pmd_pfn(pmd),
 					addr, PMD_SIZE);
@@ -170,29 +214,6 @@ static unsigned long pd_prescan_pmds(struct pd_prescan_walk *pw, pud_t *pudp,
 		pd_prescan_pte_table(pw, pmd, addr);
 	}
 	return end;
-}
-
-/*
- * Where to go on from @addr, at which the tables above the PMD level are
- * empty: the PMD range of the next VMA.  A process's VMAs lie in a few
- * clusters far apart, and a descent a PGD or P4D slot at a time would cost
- * more than the tables.  What lies wholly between VMAs the locked scan
- * does not read either (user.c).  The maple tree is read under RCU, as a
- * hint: a VMA mapped since is the race every report has.
- */
-static unsigned long pd_prescan_skip_gap(struct mm_struct *mm,
-					 unsigned long addr, unsigned long end)
-{
-	MA_STATE(mas, &mm->mm_mt, addr, addr);
-	unsigned long next = end;
-
-	if (addr >= end)
-		return end;
-	rcu_read_lock();
-	if (mas_find(&mas, end - 1))
-		next = max(addr, mas.index & PMD_MASK);
-	rcu_read_unlock();
-	return next;
 }
 
 /*
@@ -216,17 +237,17 @@ static unsigned long pd_prescan_descend(struct pd_prescan_walk *pw,
 
 	next = pgd_addr_end(addr, end);
 	if (!pgd_present(pgd))
-		return pd_prescan_skip_gap(pw->mm, next, end);
+		return pd_prescan_skip_gap(pw, next, end);
 	p4dp = p4d_offset_lockless(pgdp, pgd, addr);
 	p4d = p4dp_get(p4dp);
 	next = p4d_addr_end(addr, next);
 	if (!p4d_present(p4d))
-		return pd_prescan_skip_gap(pw->mm, next, end);
+		return pd_prescan_skip_gap(pw, next, end);
 	pudp = pud_offset_lockless(p4dp, p4d, addr);
 	pud = pudp_get(pudp);
 	next = pud_addr_end(addr, next);
 	if (pud_none(pud))
-		return pd_prescan_skip_gap(pw->mm, next, end);
+		return pd_prescan_skip_gap(pw, next, end);
 	if (!pud_present(pud) || pud_leaf(pud)) {
 		pd_prescan_leaf(pw, pud_present(pud), pud_pfn(pud),
 				addr & PUD_MASK, PUD_SIZE);
