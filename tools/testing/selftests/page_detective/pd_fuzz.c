@@ -617,7 +617,6 @@ int main(void)
 	const char *why, *seed = getenv("PD_FUZZ_SEED");
 	int fds[2], err;
 	double t0 = pd_now();
-	FILE *f;
 	bool missing;
 
 	page_size = pd_page_size();
